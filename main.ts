@@ -1,0 +1,63 @@
+/**
+ * nvmeof: argv → command table → result → renderer → exit code.
+ * This is the only place the process exits.
+ */
+import { COMMANDS } from "./src/commands/mod.ts";
+import { parseInvocation } from "./src/cli/parse.ts";
+import { commandHelp, topHelp } from "./src/cli/help.ts";
+import { EXIT, formatError, NvmeofError, UsageError } from "./src/errors.ts";
+import { render, toJson } from "./src/output/render.ts";
+import { VERSION, versionInfo } from "./src/version.ts";
+
+const encoder = new TextEncoder();
+
+function write(fd: typeof Deno.stdout, text: string): void {
+  const bytes = encoder.encode(text);
+  let off = 0;
+  while (off < bytes.length) off += fd.writeSync(bytes.subarray(off));
+}
+
+/** Runs one invocation and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const verbose = argv.includes("--verbose");
+  try {
+    const inv = parseInvocation(argv, COMMANDS);
+    if (inv.version && !inv.command) {
+      const info = versionInfo();
+      write(
+        Deno.stdout,
+        inv.global.output === "json"
+          ? toJson(info) + "\n"
+          : `nvmeof ${info.nvmeof} (deno ${info.deno}, v8 ${info.v8}, ${info.os})\n`,
+      );
+      return EXIT.ok;
+    }
+    if (!inv.command) {
+      if (inv.help) {
+        write(Deno.stdout, topHelp(COMMANDS, VERSION));
+        return EXIT.ok;
+      }
+      write(Deno.stderr, topHelp(COMMANDS, VERSION));
+      throw new UsageError("No command given.", { hint: "Run 'nvmeof help <command>'." });
+    }
+    if (inv.help) {
+      write(Deno.stdout, commandHelp(inv.command, inv.path));
+      return EXIT.ok;
+    }
+    const result = await inv.command.run!({
+      values: inv.values,
+      positionals: inv.positionals,
+      global: inv.global,
+      note: (line) => write(Deno.stderr, line.endsWith("\n") ? line : line + "\n"),
+    });
+    write(Deno.stdout, render(result, inv.global.output));
+    return result.exitCode ?? EXIT.ok;
+  } catch (err) {
+    write(Deno.stderr, formatError(err, verbose) + "\n");
+    return err instanceof NvmeofError ? err.exitCode : EXIT.failure;
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# Shared by the project's scripts: where things live, the pinned toolchain, and the one list of
+# permission flags that both the source launcher and the compiled binary get.
+
+NVMEOF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DENO_VERSION=2.9.6
+NVMEOF_TOOLS="${NVMEOF_TOOLS:-$NVMEOF_ROOT/.tools}"
+# Deno's module cache lives with the checkout, so the lab guest (which sees this tree read-only)
+# finds every npm package without a network.
+export DENO_DIR="${DENO_DIR:-$NVMEOF_TOOLS/deno-dir}"
+export DENO_NO_UPDATE_CHECK=1
+export DENO_NO_PROMPT=1
+
+# The permissions nvmeof runs with, from source and compiled alike. It reads and writes configfs,
+# sysfs, /dev/nvme-fabrics and /etc/nvme*, calls librdmacm/libibverbs/libc through FFI, reads its
+# environment (NVMEOF_*), may run modprobe, and reads hostname/kernel facts.
+NVMEOF_PERMS=(--allow-read --allow-write --allow-ffi --allow-env --allow-run --allow-sys)
+
+# deno_bin prints the path of the pinned Deno, installing nothing.
+deno_bin() {
+  local d="$NVMEOF_TOOLS/npm/node_modules/@deno/linux-x64-glibc/deno"
+  if [ -n "${NVMEOF_DENO:-}" ]; then
+    printf '%s\n' "$NVMEOF_DENO"
+  elif [ -x "$d" ]; then
+    printf '%s\n' "$d"
+  else
+    return 1
+  fi
+}
+
+die() {
+  printf 'error: %s\n' "$*" >&2
+  exit 3
+}

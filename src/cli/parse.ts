@@ -1,0 +1,127 @@
+import { parseArgs } from "node:util";
+import type { Command, GlobalOptions, OptionSpec, OptionValues } from "./command.ts";
+import { GLOBAL_OPTIONS } from "./global.ts";
+import { UsageError } from "../errors.ts";
+
+/** The result of matching argv against the command table. */
+export interface Invocation {
+  /** The matched command, or undefined for bare `nvmeof [--help|--version]`. */
+  command?: Command;
+  /** Its full name, e.g. ["target", "up"]. */
+  path: string[];
+  values: OptionValues;
+  positionals: string[];
+  global: GlobalOptions;
+  help: boolean;
+  version: boolean;
+}
+
+const valueTaking = new Set(
+  Object.entries(GLOBAL_OPTIONS).flatMap(([name, o]) =>
+    o.type === "string" ? [`--${name}`, ...(o.short ? [`-${o.short}`] : [])] : []
+  ),
+);
+
+/**
+ * Finds the command (and subcommand) named in argv, then parses every flag strictly against that
+ * command's options plus the global ones. Unknown flags, missing values and stray arguments are
+ * usage errors that name the command to ask for help.
+ */
+export function parseInvocation(argv: string[], commands: Command[]): Invocation {
+  const rest: string[] = [];
+  const path: string[] = [];
+  let command: Command | undefined;
+  let table: Command[] | undefined = commands;
+  let version = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (arg === "--version" && !command) {
+      version = true;
+      continue;
+    }
+    if (arg.startsWith("-")) {
+      rest.push(arg);
+      // A global flag's separate value must not be taken for a command name.
+      if (valueTaking.has(arg) && i + 1 < argv.length) rest.push(argv[++i]);
+      continue;
+    }
+    if (table) {
+      const found: Command | undefined = table.find((c) => c.name === arg);
+      if (found) {
+        command = found;
+        path.push(arg);
+        table = found.subcommands;
+        continue;
+      }
+      if (!command) {
+        throw new UsageError(`Unknown command '${arg}'.`, {
+          hint: `Run 'nvmeof help' to list the commands.`,
+        });
+      }
+      if (!command.run) {
+        throw new UsageError(`Unknown subcommand '${arg}' of 'nvmeof ${path.join(" ")}'.`, {
+          hint: `Run 'nvmeof ${path.join(" ")} --help' to list its subcommands.`,
+        });
+      }
+    }
+    table = undefined; // positionals of the command from here on
+    rest.push(arg);
+  }
+
+  const options: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS, ...command?.options };
+  const where = path.length ? `nvmeof ${path.join(" ")}` : "nvmeof";
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, o]) => [name, {
+          type: o.type,
+          ...(o.short ? { short: o.short } : {}),
+          multiple: o.multiple === true,
+        }]),
+      ),
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (err) {
+    // node's message adds advice about '--' that only fits positionals; keep the first sentence.
+    const first = (err as Error).message.split(". ")[0].replace(/\.?$/, ".");
+    throw new UsageError(first, {
+      cause: err,
+      hint: `Run '${where} --help' for the flags it takes.`,
+    });
+  }
+  const values: OptionValues = { ...parsed.values };
+  for (const [name, o] of Object.entries(options)) {
+    if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
+  }
+  const output = values.output as string;
+  if (output !== "text" && output !== "json") {
+    throw new UsageError(`Invalid output format '${output}'.`, {
+      hint: "Use -o text or -o json.",
+    });
+  }
+  const global: GlobalOptions = {
+    output,
+    verbose: values.verbose === true,
+    configfs: values.configfs as string,
+  };
+  const help = values.help === true;
+  for (const name of Object.keys(GLOBAL_OPTIONS)) delete values[name];
+  if (command && !command.run && !help && !version) {
+    throw new UsageError(`'${where}' needs a subcommand.`, {
+      hint: `Run '${where} --help' to list its subcommands.`,
+    });
+  }
+  if (command && !command.args && parsed.positionals.length > 0 && !help) {
+    throw new UsageError(`Unexpected argument '${parsed.positionals[0]}' for '${where}'.`, {
+      hint: `Run '${where} --help' for its usage.`,
+    });
+  }
+  return { command, path, values, positionals: parsed.positionals, global, help, version };
+}

@@ -1,0 +1,36 @@
+import type { CommandResult } from "../cli/command.ts";
+
+/** JSON with bigints as numbers when they fit, strings otherwise. */
+export function toJson(data: unknown): string {
+  return JSON.stringify(
+    data,
+    (_k, v) =>
+      typeof v === "bigint" ? (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v,
+    2,
+  );
+}
+
+/** A plain `key: value` listing for results that bring no text renderer of their own. */
+export function genericText(data: unknown, indent = ""): string {
+  if (data === null || data === undefined) return "";
+  if (typeof data !== "object") return `${indent}${String(data)}\n`;
+  if (Array.isArray(data)) {
+    return data.map((d) => genericText(d, indent) + (typeof d === "object" ? "\n" : "")).join("");
+  }
+  let out = "";
+  for (const [k, v] of Object.entries(data)) {
+    if (v !== null && typeof v === "object") {
+      out += `${indent}${k}:\n${genericText(v, indent + "  ")}`;
+    } else if (v !== undefined) {
+      out += `${indent}${k}: ${String(v)}\n`;
+    }
+  }
+  return out;
+}
+
+/** Renders a command's result for stdout in the chosen format. */
+export function render(result: CommandResult, format: "text" | "json"): string {
+  if (format === "json") return toJson(result.data) + "\n";
+  const text = result.text ? result.text(result.data) : genericText(result.data);
+  return text === "" || text.endsWith("\n") ? text : text + "\n";
+}

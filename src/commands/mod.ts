@@ -4,8 +4,20 @@
 import type { Command } from "../cli/command.ts";
 import { helpCommand } from "./help.ts";
 import { versionCommand } from "./version.ts";
+import { discoverCommand } from "./discover.ts";
+import { connectAllCommand, connectCommand } from "./connect.ts";
+import { disconnectAllCommand, disconnectCommand } from "./disconnect.ts";
+import { listCommand } from "./list.ts";
+import { hostnqnCommand } from "./hostnqn.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
+  discoverCommand,
+  connectCommand,
+  connectAllCommand,
+  disconnectCommand,
+  disconnectAllCommand,
+  listCommand,
+  hostnqnCommand,
   helpCommand(() => COMMANDS),
 ];

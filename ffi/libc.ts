@@ -1,0 +1,78 @@
+/**
+ * The libc symbols nvmeof calls through FFI, keyed by their exact C names, and the lazy loader.
+ *
+ * libc is opened on first use, never at import, so `--help` and every command that needs no
+ * native call work anywhere. The path comes from `NVMEOF_LIBC` when set, then the absolute
+ * Debian/Ubuntu x86_64 path, then the soname (resolved by the dynamic loader).
+ *
+ * errno: after a failing synchronous call, read `errno()` in the very next statement, before any
+ * allocation or `await` (a GC or another call on the main thread can overwrite it).
+ */
+import { EnvironmentError } from "../src/errors.ts";
+
+export const LIBC_SYMBOLS = {
+  /** int open(const char *pathname, int flags, ... mode_t mode); */
+  open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+  /** int close(int fd); */
+  close: { parameters: ["i32"], result: "i32" },
+  /** ssize_t read(int fd, void *buf, size_t count); */
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  /** ssize_t write(int fd, const void *buf, size_t count); */
+  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  /** off_t lseek(int fd, off_t offset, int whence); */
+  lseek: { parameters: ["i32", "i64", "i32"], result: "i64" },
+  /** int ioctl(int fd, unsigned long request, ... void *argp); */
+  ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
+  /** int *__errno_location(void); */
+  __errno_location: { parameters: [], result: "pointer" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** Flags and constants of <fcntl.h>/<unistd.h> on x86_64 Linux. */
+export const O_RDONLY = 0;
+export const O_RDWR = 2;
+export const O_NONBLOCK = 0o4000;
+export const O_CLOEXEC = 0o2000000;
+export const SEEK_END = 2;
+
+/** Where libc is looked for, in order. */
+export function libcCandidates(): string[] {
+  const env = Deno.env.get("NVMEOF_LIBC");
+  return [...(env ? [env] : []), "/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"];
+}
+
+type Libc = Deno.DynamicLibrary<typeof LIBC_SYMBOLS>["symbols"];
+let loaded: { symbols: Libc; errnoView: Deno.UnsafePointerView } | undefined;
+
+/** The libc symbols, opening the library on first use. Throws EnvironmentError naming every path tried. */
+export function libc(): Libc {
+  return load().symbols;
+}
+
+/** The calling thread's errno (the main thread's; read it right after the failing call). */
+export function errno(): number {
+  return load().errnoView.getInt32(0);
+}
+
+function load(): { symbols: Libc; errnoView: Deno.UnsafePointerView } {
+  if (loaded) return loaded;
+  const tried: string[] = [];
+  for (const path of libcCandidates()) {
+    try {
+      const lib = Deno.dlopen(path, LIBC_SYMBOLS);
+      const ptr = lib.symbols.__errno_location();
+      if (ptr === null) throw new Error("__errno_location() returned NULL");
+      loaded = { symbols: lib.symbols, errnoView: new Deno.UnsafePointerView(ptr) };
+      return loaded;
+    } catch (err) {
+      tried.push(`${path}: ${(err as Error).message}`);
+    }
+  }
+  throw new EnvironmentError(`Cannot load the C library (libc) through FFI.`, {
+    hint: `Tried:\n${tried.join("\n")}\nSet NVMEOF_LIBC to the path of libc.so.6.`,
+  });
+}
+
+/** A NUL-terminated C string in a buffer, for `buffer` parameters. */
+export function cString(s: string): Uint8Array {
+  return new TextEncoder().encode(s + "\0");
+}

@@ -1,0 +1,250 @@
+/**
+ * `nvmeof connect` and `nvmeof connect-all`: I/O controllers through /dev/nvme-fabrics.
+ */
+import type { Command, OptionValues, RunContext } from "../cli/command.ts";
+import { EXIT, NvmeofError, UsageError } from "../errors.ts";
+import { type ConnectResult, connectSubsystem, humanSize } from "../fabrics/connect.ts";
+import { discover } from "../fabrics/controller.ts";
+import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
+import {
+  ADDRESS_FLAGS,
+  addressFromFlags,
+  CONNECT_FLAGS,
+  HOST_FLAGS,
+  hostFromFlags,
+  TUNING_FLAGS,
+  tuningFromFlags,
+} from "../fabrics/flags.ts";
+import { resolveHostIdentity } from "../fabrics/host_identity.ts";
+import {
+  checkNqn,
+  type ConnectOptions,
+  isIpv4,
+  isIpv6,
+  redactedOptionString,
+  type Transport,
+} from "../fabrics/options.ts";
+import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
+
+/** Builds the complete, validated options from the fabrics flags (host identity resolved). */
+export async function connectOptionsFromFlags(
+  values: OptionValues,
+  paths: FabricsPaths,
+  nqn: string,
+): Promise<ConnectOptions> {
+  const address = addressFromFlags(values);
+  const host = hostFromFlags(values);
+  const tuning = await tuningFromFlags(values);
+  const id = await resolveHostIdentity(host, paths);
+  return {
+    ...address,
+    nqn,
+    ...(host.hostTraddr ? { hostTraddr: host.hostTraddr } : {}),
+    hostnqn: id.hostnqn,
+    hostid: id.hostid,
+    ...tuning,
+  };
+}
+
+function progressOf(ctx: RunContext): ((line: string) => void) | undefined {
+  return Deno.stderr.isTerminal() || ctx.global.verbose ? ctx.note : undefined;
+}
+
+function addr(t: string, a: string, s: string): string {
+  return `${t} ${a.includes(":") ? `[${a}]` : a}:${s}`;
+}
+
+function connectText(r: ConnectResult): string {
+  const head = r.existing
+    ? `already connected: ${r.device} to '${r.subsysnqn}' at ${
+      addr(r.transport, r.traddr, r.trsvcid)
+    } ` +
+      `(state ${r.state})`
+    : `connected ${r.device} to '${r.subsysnqn}' at ${addr(r.transport, r.traddr, r.trsvcid)} ` +
+      `(cntlid ${r.cntlid}, ready in ${r.timing_ms?.ready ?? "?"} ms)`;
+  const lines = r.namespaces.map((n) => `${n.device}  nsid ${n.nsid}  ${humanSize(n.size)}`);
+  if (r.namespaces.length === 0) lines.push("(the subsystem exports no namespaces)");
+  return [head, ...lines].join("\n");
+}
+
+/** `nvmeof connect`. */
+export const connectCommand: Command = {
+  name: "connect",
+  summary: "Connect to an NVMe subsystem over RDMA and show its block devices",
+  description: `
+Writes the connect options to /dev/nvme-fabrics (as nvme-cli does, without needing it), reads
+back the new controller, and waits until it is live and the block device of every active
+namespace exists. An identical existing connection (same host, subsystem, address, port) is
+reported, not duplicated, and is not an error.
+
+The host NQN and host ID come from -q/-I, else from /etc/nvme/hostnqn and /etc/nvme/hostid
+('nvmeof hostnqn --generate' creates them). They are always sent together: the kernel pairs
+each host NQN with one host ID. The DH-HMAC-CHAP secret is read from a file, never from argv.
+
+Values are checked before anything is written: NQNs under 223 bytes, IP addresses, queue
+size 16..1024. Root is needed (except for --dry-run).`,
+  options: CONNECT_FLAGS,
+  examples: [
+    "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # rdma, port 4420",
+    "nvmeof connect -t rdma -a 10.0.0.2 -s 4420 -n nqn.2024-01.io.example:disk1 -i 4 -Q 128",
+    "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dry-run   # print the option string",
+    "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -o json",
+    "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dhchap-secret-file /etc/nvme/disk1.key",
+  ],
+  async run(ctx) {
+    const nqnValue = ctx.values.nqn;
+    if (typeof nqnValue !== "string") {
+      throw new UsageError("The subsystem NQN is missing.", {
+        hint: "Give it with -n/--nqn (nvmeof discover -a ADDR lists them).",
+      });
+    }
+    const paths = fabricsPaths();
+    const opts = await connectOptionsFromFlags(ctx.values, paths, checkNqn(nqnValue, "-n/--nqn"));
+    if (ctx.values["dry-run"] === true) {
+      const data = {
+        dry_run: true,
+        device: `${paths.dev}/nvme-fabrics`,
+        option_string: redactedOptionString(opts),
+      };
+      return { data, text: () => data.option_string };
+    }
+    const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
+    return { data: r, text: () => connectText(r) };
+  },
+};
+
+/** One row of connect-all's report. */
+interface ConnectAllRow {
+  subnqn: string;
+  trtype: string;
+  traddr: string;
+  trsvcid: string;
+  status: "connected" | "already connected" | "skipped" | "failed";
+  device?: string;
+  namespaces?: string[];
+  reason?: string;
+}
+
+function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
+  return {
+    subnqn: e.subnqn,
+    trtype: trtypeName(e.trtype),
+    traddr: e.traddr,
+    trsvcid: e.trsvcid,
+    status: "skipped",
+    reason,
+  };
+}
+
+async function connectEntries(
+  paths: FabricsPaths,
+  base: ConnectOptions,
+  entries: DiscoveryLogEntry[],
+  followReferrals: boolean,
+  ctx: RunContext,
+): Promise<ConnectAllRow[]> {
+  const rows: ConnectAllRow[] = [];
+  for (const e of entries) {
+    const trtype = trtypeName(e.trtype);
+    if (e.subtype === 3) continue; // the discovery controller we are talking to
+    if (trtype !== base.transport) {
+      rows.push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
+      continue;
+    }
+    if ((e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr))) {
+      rows.push(skip(e, `address '${e.traddr}' is not an IP address`));
+      continue;
+    }
+    const trsvcid = e.trsvcid || base.trsvcid;
+    if (e.subtype === 1) {
+      if (!followReferrals) {
+        rows.push(skip(e, "referral of a referral (followed once only)"));
+        continue;
+      }
+      try {
+        const log = await discover(paths, { ...base, traddr: e.traddr, trsvcid });
+        rows.push(
+          ...await connectEntries(
+            paths,
+            { ...base, traddr: e.traddr, trsvcid },
+            log.entries,
+            false,
+            ctx,
+          ),
+        );
+      } catch (err) {
+        rows.push({ ...skip(e, (err as Error).message), status: "failed" });
+      }
+      continue;
+    }
+    if (e.subtype !== 2) {
+      rows.push(skip(e, `subtype ${subtypeName(e.subtype)}`));
+      continue;
+    }
+    const row: ConnectAllRow = {
+      subnqn: e.subnqn,
+      trtype,
+      traddr: e.traddr,
+      trsvcid,
+      status: "failed",
+    };
+    try {
+      const opts: ConnectOptions = {
+        ...base,
+        transport: trtype as Transport,
+        traddr: e.traddr,
+        trsvcid,
+        nqn: checkNqn(e.subnqn, "the discovery log's subnqn"),
+      };
+      const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
+      row.status = r.existing ? "already connected" : "connected";
+      row.device = r.device;
+      row.namespaces = r.namespaces.map((n) => n.device);
+    } catch (err) {
+      row.reason = err instanceof NvmeofError
+        ? err.message + (err.hint ? " " + err.hint.split("\n")[0] : "")
+        : (err as Error).message;
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+function connectAllText(d: { records: ConnectAllRow[] }): string {
+  if (d.records.length === 0) return "the discovery log lists no NVM subsystems for this host";
+  return d.records.map((r) => {
+    const where = `'${r.subnqn}' at ${addr(r.trtype, r.traddr, r.trsvcid)}`;
+    if (r.status === "connected" || r.status === "already connected") {
+      return `${r.status}: ${r.device} to ${where}` +
+        (r.namespaces?.length ? `\n  ${r.namespaces.join(" ")}` : "");
+    }
+    return `${r.status}: ${where}: ${r.reason}`;
+  }).join("\n");
+}
+
+/** `nvmeof connect-all`. */
+export const connectAllCommand: Command = {
+  name: "connect-all",
+  summary: "Discover, then connect every NVM subsystem this host may use",
+  description: `
+Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
+entry of the same transport, skipping those already connected and the discovery entries.
+Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.`,
+  options: { ...ADDRESS_FLAGS, ...HOST_FLAGS, ...TUNING_FLAGS },
+  examples: [
+    "nvmeof connect-all -a 10.0.0.2",
+    "nvmeof connect-all -t rdma -a 10.0.0.2 -s 4420 -i 4 -o json",
+  ],
+  async run(ctx) {
+    const paths = fabricsPaths();
+    const base = await connectOptionsFromFlags(ctx.values, paths, "");
+    const log = await discover(paths, base);
+    const records = await connectEntries(paths, base, log.entries, true, ctx);
+    const data = { genctr: log.genctr, records };
+    return {
+      data,
+      text: () => connectAllText(data),
+      exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
+    };
+  },
+};

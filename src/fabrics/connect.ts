@@ -1,0 +1,111 @@
+/**
+ * Connecting an I/O controller end to end: report an identical existing connection instead of
+ * duplicating it, write the option string, wait for the block devices, and time both steps.
+ */
+import { ConnectError } from "./connect_errors.ts";
+import { createController, existingControllers, waitReady } from "./controller.ts";
+import type { ConnectOptions } from "./options.ts";
+import type { FabricsPaths } from "./paths.ts";
+import type { NamespaceInfo } from "./sysfs.ts";
+
+/** What `nvmeof connect` reports (JSON keys follow sysfs and the option string). */
+export interface ConnectResult {
+  /** The controller's char device name (`nvme1`), as `nvme connect -o json` says "device". */
+  device: string;
+  instance: number;
+  cntlid: number;
+  subsysnqn: string;
+  transport: string;
+  traddr: string;
+  trsvcid: string;
+  host_traddr?: string;
+  hostnqn: string;
+  hostid: string;
+  state: string;
+  /** True when the connection already existed and nothing was written. */
+  existing: boolean;
+  namespaces: NamespaceInfo[];
+  /** Milliseconds: the kernel write (connect), and from the call until block devices were visible (ready). */
+  timing_ms?: { connect: number; ready: number };
+}
+
+/** Connects (or finds) the controller `opts` describes and waits until its block devices exist. */
+export async function connectSubsystem(
+  paths: FabricsPaths,
+  opts: ConnectOptions,
+  options: { progress?: (line: string) => void; readyTimeoutMs?: number } = {},
+): Promise<ConnectResult> {
+  const base = {
+    subsysnqn: opts.nqn,
+    transport: opts.transport,
+    traddr: opts.traddr,
+    trsvcid: opts.trsvcid,
+    ...(opts.hostTraddr ? { host_traddr: opts.hostTraddr } : {}),
+    hostnqn: opts.hostnqn ?? "",
+    hostid: opts.hostid ?? "",
+  };
+  const found = await existingControllers(paths, opts);
+  if (found.length) {
+    const c = found[0];
+    return {
+      ...base,
+      device: c.name,
+      instance: c.instance,
+      cntlid: c.cntlid,
+      state: c.state,
+      existing: true,
+      namespaces: c.namespaces,
+    };
+  }
+  const t0 = performance.now();
+  let made;
+  try {
+    made = await createController(paths, opts, { ...opts, discovery: false });
+  } catch (err) {
+    // EALREADY: a connection appeared between our check and the write (or sysfs hid it).
+    if (err instanceof ConnectError && err.errno === 114) {
+      const again = await existingControllers(paths, opts);
+      if (again.length) {
+        const c = again[0];
+        return {
+          ...base,
+          device: c.name,
+          instance: c.instance,
+          cntlid: c.cntlid,
+          state: c.state,
+          existing: true,
+          namespaces: c.namespaces,
+        };
+      }
+    }
+    throw err;
+  }
+  const t1 = performance.now();
+  const ready = await waitReady(paths, made.name, {
+    progress: options.progress,
+    timeoutMs: options.readyTimeoutMs,
+  });
+  const t2 = performance.now();
+  return {
+    ...base,
+    device: made.name,
+    instance: made.instance,
+    cntlid: made.cntlid,
+    state: ready.controller.state,
+    existing: false,
+    namespaces: ready.namespaces,
+    timing_ms: { connect: Math.round(t1 - t0), ready: Math.round(t2 - t0) },
+  };
+}
+
+/** "64 MiB", "1.5 GiB": a size for text output. */
+export function humanSize(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[i]}`;
+}

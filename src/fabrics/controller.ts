@@ -1,0 +1,370 @@
+/**
+ * Kernel operations on fabrics controllers: create one by writing an option string to
+ * /dev/nvme-fabrics, wait until it is live with its block devices, read the discovery log,
+ * and delete it through sysfs.
+ */
+import {
+  EnvironmentError,
+  errnoName,
+  errnoOf,
+  FailureError,
+  NativeError,
+  type NvmeofError,
+} from "../errors.ts";
+import { AdminDevice } from "./admin.ts";
+import { type ConnectAttempt, ConnectError, connectError } from "./connect_errors.ts";
+import {
+  decodeHeader,
+  decodeLog,
+  type DiscoveryLog,
+  ENTRY_SIZE,
+  HEADER_READ_SIZE,
+  HEADER_SIZE,
+} from "./discovery_log.ts";
+import { KmsgWatch } from "./kmsg.ts";
+import { buildOptionString, type ConnectOptions, DISCOVERY_NQN } from "./options.ts";
+import { type FabricsPaths, isRealHost } from "./paths.ts";
+import {
+  controllerDir,
+  type ControllerInfo,
+  listControllers,
+  matchesConnection,
+  type NamespaceInfo,
+  readController,
+} from "./sysfs.ts";
+
+/** The errno of a Deno I/O error ("… (os error 104)"), or undefined. */
+export function osErrno(err: unknown): number | undefined {
+  const m = err instanceof Error ? err.message.match(/\(os error (\d+)\)/) : null;
+  return m ? Number(m[1]) : errnoOf(err);
+}
+
+/** How long a connect write may take before we give up waiting (the kernel keeps its own timers). */
+export const CONNECT_TIMEOUT_MS = Number(Deno.env.get("NVMEOF_CONNECT_TIMEOUT_MS") ?? 90_000);
+/** How long to wait for a new controller to be live with its block devices. */
+export const READY_TIMEOUT_MS = Number(Deno.env.get("NVMEOF_READY_TIMEOUT_MS") ?? 20_000);
+
+/** The kernel's answer to a successful write: `instance=N,cntlid=M`. */
+export interface NewController {
+  instance: number;
+  cntlid: number;
+  name: string;
+}
+
+/** Parses `instance=N,cntlid=M` as read back from /dev/nvme-fabrics. */
+export function parseInstanceReply(text: string): { instance: number; cntlid: number } {
+  const fields = Object.fromEntries(
+    text.trim().split(",").map((p) => p.split("=", 2) as [string, string]),
+  );
+  const instance = Number(fields.instance);
+  const cntlid = Number(fields.cntlid);
+  if (!Number.isInteger(instance) || instance < 0 || !Number.isInteger(cntlid)) {
+    throw new FailureError(
+      `The kernel answered the connect with '${text.trim()}', not 'instance=N,cntlid=M'.`,
+    );
+  }
+  return { instance, cntlid };
+}
+
+async function loadModule(name: string): Promise<string | undefined> {
+  try {
+    const out = await new Deno.Command("modprobe", {
+      args: [name],
+      stdout: "null",
+      stderr: "piped",
+    })
+      .output();
+    return out.success
+      ? undefined
+      : new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+async function openFabricsDevice(paths: FabricsPaths, transport: string): Promise<Deno.FsFile> {
+  const path = `${paths.dev}/nvme-fabrics`;
+  let loadError: string | undefined;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      return await Deno.open(path, { read: true, write: true });
+    } catch (err) {
+      const e = osErrno(err);
+      if (e === 13 || e === 1) {
+        throw new EnvironmentError(`Cannot open '${path}': permission denied.`, {
+          cause: err,
+          hint: "Connecting needs root. Run with sudo.",
+        });
+      }
+      if (e !== 2 && e !== 19 && e !== 6) {
+        throw new FailureError(`Cannot open '${path}': ${(err as Error).message}`, { cause: err });
+      }
+      if (attempt === 0 && isRealHost(paths)) {
+        loadError = await loadModule("nvme-fabrics") ?? await loadModule(`nvme-${transport}`);
+        continue;
+      }
+      throw new EnvironmentError(
+        `The NVMe over Fabrics host is not available: '${path}' does not exist.`,
+        {
+          cause: err,
+          hint: loadError
+            ? `'modprobe nvme-fabrics' failed: ${loadError}. Install the kernel modules ` +
+              "(linux-modules-extra / kernel-modules-extra) for this kernel."
+            : `Load the modules: 'modprobe nvme-fabrics nvme-${transport}'.`,
+        },
+      );
+    }
+  }
+  throw new Error("unreachable");
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: () => NvmeofError): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(what()), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Writes the option string and reads back the new controller. Errors are mapped by errno to
+ * their cause (connect_errors.ts), with the kernel log lines when /dev/kmsg is readable.
+ */
+export async function createController(
+  paths: FabricsPaths,
+  opts: ConnectOptions,
+  attempt: ConnectAttempt,
+  timeoutMs = CONNECT_TIMEOUT_MS,
+): Promise<NewController> {
+  const file = await openFabricsDevice(paths, opts.transport);
+  using kmsg = new KmsgWatch(`${paths.dev}/kmsg`);
+  try {
+    const bytes = new TextEncoder().encode(buildOptionString(opts));
+    const work = (async () => {
+      let n: number;
+      try {
+        n = await file.write(bytes);
+      } catch (err) {
+        const e = osErrno(err);
+        if (e === undefined) throw err;
+        // The kernel logs its reason just before failing the write; give the log a moment.
+        await new Promise((r) => setTimeout(r, 50));
+        throw connectError(e, attempt, kmsg.read(), err);
+      }
+      if (n !== bytes.length) {
+        throw new FailureError(
+          `The kernel took ${n} of ${bytes.length} bytes of the option string.`,
+        );
+      }
+      const buf = new Uint8Array(256);
+      const got = await file.read(buf);
+      return parseInstanceReply(new TextDecoder().decode(buf.subarray(0, got ?? 0)));
+    })();
+    const { instance, cntlid } = await withTimeout(work, timeoutMs, () =>
+      new FailureError(
+        `Connecting to ${attempt.traddr}:${attempt.trsvcid} did not finish within ${
+          timeoutMs / 1000
+        } s.`,
+        {
+          hint:
+            "The kernel is still trying (it gives up on its own timers). Check the target and " +
+            "the RDMA path with 'nvmeof doctor'; 'nvmeof list' shows any controller that appears.",
+        },
+      ));
+    return { instance, cntlid, name: `nvme${instance}` };
+  } finally {
+    try {
+      file.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Deletes a controller (write 1 to delete_controller); synchronous in the kernel. */
+export async function deleteController(paths: FabricsPaths, name: string): Promise<void> {
+  const path = `${controllerDir(paths, name)}/delete_controller`;
+  try {
+    await Deno.writeTextFile(path, "1", { create: false, append: true });
+  } catch (err) {
+    const e = osErrno(err);
+    if (e === 2) {
+      throw new FailureError(`Controller '${name}' does not exist.`, {
+        cause: err,
+        hint: "'nvmeof list' shows the connected controllers.",
+      });
+    }
+    if (e === 13 || e === 1) {
+      throw new EnvironmentError(`Cannot delete controller '${name}': permission denied.`, {
+        cause: err,
+        hint: "Disconnecting needs root. Run with sudo.",
+      });
+    }
+    throw new NativeError("write", e ?? 0, {
+      message: `Cannot delete controller '${name}': ${e ? errnoName(e) : (err as Error).message}.`,
+      cause: err,
+      hint: e === 16 ? "The controller never became live; retry in a moment." : undefined,
+    });
+  }
+}
+
+/** The controllers matching an attempt's connection (what the kernel would call a duplicate). */
+export async function existingControllers(
+  paths: FabricsPaths,
+  opts: ConnectOptions,
+): Promise<ControllerInfo[]> {
+  if (!opts.hostnqn) return [];
+  return (await listControllers(paths)).filter((c) =>
+    matchesConnection(c, {
+      transport: opts.transport,
+      traddr: opts.traddr,
+      trsvcid: opts.trsvcid,
+      subsysnqn: opts.nqn,
+      hostnqn: opts.hostnqn!,
+      hostTraddr: opts.hostTraddr,
+    })
+  );
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until the controller is live and the block device of every active namespace exists.
+ * The active namespace list comes from the controller itself (Identify CNS 02h); when that
+ * cannot be asked, what sysfs shows once live is taken as complete.
+ */
+export async function waitReady(
+  paths: FabricsPaths,
+  name: string,
+  options: { timeoutMs?: number; progress?: (line: string) => void } = {},
+): Promise<{ controller: ControllerInfo; namespaces: NamespaceInfo[] }> {
+  const timeoutMs = options.timeoutMs ?? READY_TIMEOUT_MS;
+  const deadline = performance.now() + timeoutMs;
+  let expected: number[] | undefined;
+  let identifyTried = false;
+  let lastProgress = 0;
+  let c: ControllerInfo | undefined;
+  let visible: NamespaceInfo[] = [];
+  while (true) {
+    c = await readController(paths, name);
+    if (c && c.state === "live") {
+      if (!identifyTried) {
+        identifyTried = true;
+        try {
+          using dev = AdminDevice.open(`${paths.dev}/${name}`);
+          expected = dev.activeNamespaceIds();
+        } catch {
+          expected = undefined;
+        }
+      }
+      visible = [];
+      for (const ns of c.namespaces) if (await exists(ns.device)) visible.push(ns);
+      const want = expected ?? c.namespaces.map((n) => n.nsid);
+      if (want.every((id) => visible.some((n) => n.nsid === id))) {
+        return { controller: c, namespaces: visible.filter((n) => want.includes(n.nsid)) };
+      }
+    }
+    const now = performance.now();
+    if (now >= deadline) break;
+    if (options.progress && now - lastProgress > 1000) {
+      lastProgress = now;
+      options.progress(
+        `waiting for ${name}: state ${c?.state ?? "absent"}, ` +
+          `${visible.length}${expected ? ` of ${expected.length}` : ""} block devices`,
+      );
+    }
+    await sleep(10);
+  }
+  throw new FailureError(
+    `Controller '${name}' did not become ready within ${timeoutMs / 1000} s: ` +
+      `state '${c?.state ?? "absent"}', ${visible.length}` +
+      `${expected ? ` of ${expected.length}` : ""} namespace block devices visible.`,
+    {
+      hint:
+        `It stays connected; 'nvmeof list' shows it and 'nvmeof disconnect -d ${name}' removes it. ` +
+        "Check the kernel log (dmesg) for namespace scan errors.",
+    },
+  );
+}
+
+/** Options for reading the discovery log. */
+export interface DiscoverOptions {
+  maxRetries?: number;
+}
+
+/**
+ * Reads the whole discovery log from a discovery controller's char device: header, then all
+ * entries, then the header again; repeats while the generation counter changes (libnvme's loop).
+ */
+export async function readDiscoveryLog(
+  paths: FabricsPaths,
+  name: string,
+  options: DiscoverOptions = {},
+): Promise<DiscoveryLog> {
+  const path = `${paths.dev}/${name}`;
+  let dev: AdminDevice | undefined;
+  for (let i = 0; !dev; i++) {
+    try {
+      dev = AdminDevice.open(path);
+    } catch (err) {
+      if (i >= 100 || !(err instanceof NativeError) || err.errno !== 2) throw err;
+      await sleep(20); // the char device may lag the write's return by a moment
+    }
+  }
+  using _dev = dev;
+  const retries = options.maxRetries ?? 10;
+  for (let i = 0; i < retries; i++) {
+    const h1 = decodeHeader(dev.discoveryLog(0, HEADER_READ_SIZE));
+    const n = Number(h1.numrec);
+    const entries = n > 0 ? dev.discoveryLog(HEADER_SIZE, n * ENTRY_SIZE) : new Uint8Array(0);
+    const h2 = decodeHeader(dev.discoveryLog(0, HEADER_READ_SIZE));
+    if (h2.genctr !== h1.genctr || h2.numrec !== h1.numrec) continue;
+    const buf = new Uint8Array(HEADER_SIZE + entries.length);
+    const v = new DataView(buf.buffer);
+    v.setBigUint64(0, h1.genctr, true);
+    v.setBigUint64(8, h1.numrec, true);
+    buf.set(entries, HEADER_SIZE);
+    return decodeLog(buf);
+  }
+  throw new NativeError("ioctl", 11, {
+    message:
+      `The discovery log kept changing: the generation counter moved on ${retries} reads (EAGAIN).`,
+    hint: "The target's configuration is changing right now; run the discovery again.",
+  });
+}
+
+/**
+ * Connects a discovery controller, reads its log, and removes the controller again. Returns the
+ * log and the raw bytes (for fixtures).
+ */
+export async function discover(
+  paths: FabricsPaths,
+  opts: Omit<ConnectOptions, "nqn"> & { nqn?: string },
+): Promise<DiscoveryLog> {
+  const dopts: ConnectOptions = {
+    transport: opts.transport,
+    traddr: opts.traddr,
+    trsvcid: opts.trsvcid,
+    nqn: opts.nqn || DISCOVERY_NQN,
+    ...(opts.hostTraddr ? { hostTraddr: opts.hostTraddr } : {}),
+    ...(opts.hostnqn ? { hostnqn: opts.hostnqn } : {}),
+    ...(opts.hostid ? { hostid: opts.hostid } : {}),
+  };
+  const ctrl = await createController(paths, dopts, { ...dopts, discovery: true });
+  try {
+    return await readDiscoveryLog(paths, ctrl.name);
+  } finally {
+    await deleteController(paths, ctrl.name).catch(() => {});
+  }
+}
+
+export { ConnectError };

@@ -1,0 +1,89 @@
+/**
+ * The kernel's own reason for a failed connect: records appended to the kernel log (/dev/kmsg)
+ * while we worked. Reading needs root (or CAP_SYSLOG); when it cannot be read we simply have no
+ * reason to add.
+ */
+import { errno, libc, O_CLOEXEC, O_NONBLOCK, O_RDONLY, SEEK_END } from "../../ffi/libc.ts";
+
+/** One kernel log record. */
+export interface KmsgRecord {
+  priority: number;
+  seq: number;
+  message: string;
+}
+
+/** Parses one /dev/kmsg record (`prio,seq,usec,flags;message\n KEY=value…`). */
+export function parseKmsgRecord(raw: string): KmsgRecord | undefined {
+  const semi = raw.indexOf(";");
+  if (semi < 0) return undefined;
+  const [prio, seq] = raw.slice(0, semi).split(",");
+  const message = raw.slice(semi + 1).split("\n")[0];
+  const p = Number(prio);
+  const s = Number(seq);
+  if (!Number.isFinite(p) || !Number.isFinite(s)) return undefined;
+  return { priority: p & 7, seq: s, message };
+}
+
+/** True for records that are about NVMe-oF or RDMA connections. */
+export function isFabricsRecord(message: string): boolean {
+  return /\bnvme|nvmet|rdma|nvmf/i.test(message);
+}
+
+/** Watches the kernel log from the moment it is started. Close it (or `using`). */
+export class KmsgWatch {
+  #fd = -1;
+
+  /** Starts at the end of the log; silently inactive when /dev/kmsg cannot be opened. */
+  constructor(path: string) {
+    try {
+      const c = libc();
+      const fd = c.open(
+        new TextEncoder().encode(path + "\0"),
+        O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+        0,
+      );
+      if (fd < 0) return;
+      c.lseek(fd, 0n, SEEK_END);
+      this.#fd = fd;
+    } catch {
+      this.#fd = -1;
+    }
+  }
+
+  /** True when the log could be opened. */
+  get active(): boolean {
+    return this.#fd >= 0;
+  }
+
+  /** The records logged since the start (or the last call), fabrics-related ones only. */
+  read(): string[] {
+    if (this.#fd < 0) return [];
+    const c = libc();
+    const buf = new Uint8Array(8192);
+    const out: string[] = [];
+    const dec = new TextDecoder();
+    for (let i = 0; i < 1000; i++) {
+      const n = Number(c.read(this.#fd, buf, BigInt(buf.length)));
+      if (n < 0) {
+        const e = errno();
+        if (e === 32) continue; // EPIPE: records were overwritten; the next read resumes
+        break; // EAGAIN: nothing more
+      }
+      if (n === 0) break;
+      const rec = parseKmsgRecord(dec.decode(buf.subarray(0, n)));
+      if (rec && isFabricsRecord(rec.message)) out.push(rec.message);
+    }
+    return out;
+  }
+
+  close(): void {
+    if (this.#fd >= 0) {
+      libc().close(this.#fd);
+      this.#fd = -1;
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The `/dev/nvme-fabrics` option string: validation of every value before anything is written,
+ * and the string itself, in the token order nvme-cli uses (facts §1.1–1.2).
+ */
+import { UsageError } from "../errors.ts";
+
+/** The well-known discovery subsystem NQN. */
+export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
+/** The NVMe/RDMA port (also used for RDMA discovery). */
+export const DEFAULT_TRSVCID = "4420";
+/** nvme-cli always writes ctrl_loss_tmo; the kernel's default is also 600 s. */
+export const DEFAULT_CTRL_LOSS_TMO = 600;
+/** NQNs must be shorter than this many bytes (kernel NVMF_NQN_SIZE). */
+export const NQN_SIZE = 223;
+
+/** Transports this product connects over. */
+export const TRANSPORTS = ["rdma", "tcp"] as const;
+export type Transport = typeof TRANSPORTS[number];
+
+/** What a connect (or a discovery connect) asks of the kernel. */
+export interface ConnectOptions {
+  transport: Transport;
+  traddr: string;
+  trsvcid: string;
+  nqn: string;
+  hostnqn?: string;
+  hostid?: string;
+  hostTraddr?: string;
+  nrIoQueues?: number;
+  queueSize?: number;
+  keepAliveTmo?: number;
+  reconnectDelay?: number;
+  ctrlLossTmo?: number;
+  /** DH-HMAC-CHAP host secret (`DHHC-1:…`); never printed. */
+  dhchapSecret?: string;
+}
+
+/** The option string written to /dev/nvme-fabrics. */
+export function buildOptionString(o: ConnectOptions): string {
+  const t: string[] = [`nqn=${o.nqn}`, `transport=${o.transport}`, `traddr=${o.traddr}`];
+  t.push(`trsvcid=${o.trsvcid}`);
+  if (o.hostTraddr !== undefined) t.push(`host_traddr=${o.hostTraddr}`);
+  if (o.hostnqn !== undefined) t.push(`hostnqn=${o.hostnqn}`);
+  if (o.hostid !== undefined) t.push(`hostid=${o.hostid}`);
+  if (o.nrIoQueues !== undefined) t.push(`nr_io_queues=${o.nrIoQueues}`);
+  if (o.queueSize !== undefined) t.push(`queue_size=${o.queueSize}`);
+  if (o.keepAliveTmo !== undefined) t.push(`keep_alive_tmo=${o.keepAliveTmo}`);
+  if (o.reconnectDelay !== undefined) t.push(`reconnect_delay=${o.reconnectDelay}`);
+  if (o.ctrlLossTmo !== undefined) t.push(`ctrl_loss_tmo=${o.ctrlLossTmo}`);
+  if (o.dhchapSecret !== undefined) t.push(`dhchap_secret=${o.dhchapSecret}`);
+  return t.join(",");
+}
+
+/** The option string with secrets replaced, safe to print. */
+export function redactedOptionString(o: ConnectOptions): string {
+  return buildOptionString(
+    o.dhchapSecret === undefined ? o : { ...o, dhchapSecret: "<secret from file>" },
+  );
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** True for a dotted-quad IPv4 address. */
+export function isIpv4(s: string): boolean {
+  return IPV4.test(s);
+}
+
+/** True for an IPv6 address, optionally with a `%iface` zone. */
+export function isIpv6(s: string): boolean {
+  const [addr, zone, extra] = s.split("%");
+  if (extra !== undefined || (zone !== undefined && !/^[A-Za-z0-9_.-]{1,15}$/.test(zone))) {
+    return false;
+  }
+  if (!/^[0-9A-Fa-f:.]+$/.test(addr) || addr.includes(":::")) return false;
+  let groups = addr.split(":");
+  const last = groups[groups.length - 1];
+  let extraGroups = 0;
+  if (last.includes(".")) {
+    if (!isIpv4(last)) return false;
+    groups = groups.slice(0, -1);
+    extraGroups = 2;
+    if (groups[groups.length - 1] === "") groups.push("0"); // "::1.2.3.4"
+  }
+  const doubles = addr.split("::").length - 1;
+  if (doubles > 1) return false;
+  const nonEmpty = groups.filter((g) => g !== "");
+  if (!nonEmpty.every((g) => /^[0-9A-Fa-f]{1,4}$/.test(g))) return false;
+  const count = nonEmpty.length + extraGroups;
+  if (doubles === 0) return count === 8 && groups.every((g) => g !== "");
+  return count < 8;
+}
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** True for an 8-4-4-4-12 hex UUID. */
+export function isUuid(s: string): boolean {
+  return UUID.test(s);
+}
+
+/** Checks an NQN for what the kernel and the option string can carry; returns it. */
+export function checkNqn(value: string, flag: string): string {
+  if (value === "") {
+    throw new UsageError(`${flag} is empty.`, {
+      hint: "Give the NQN, e.g. nqn.2024-01.io.example:disk1.",
+    });
+  }
+  const bytes = new TextEncoder().encode(value).length;
+  if (bytes >= NQN_SIZE) {
+    throw new UsageError(
+      `${flag} '${value.slice(0, 40)}…' is ${bytes} bytes; the kernel accepts at most ${
+        NQN_SIZE - 1
+      }.`,
+      { hint: "Use a shorter NQN (NVMe limits NQNs to 223 bytes including the terminator)." },
+    );
+  }
+  if (
+    /[,\s=]/.test(value) ||
+    [...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
+  ) {
+    throw new UsageError(
+      `${flag} '${value}' contains a comma, '=', whitespace or a control character.`,
+      {
+        hint:
+          "The kernel splits its option string on those; NQNs look like nqn.2014-08.org.example:name.",
+      },
+    );
+  }
+  return value;
+}
+
+/** Checks a transport address (IPv4 or IPv6) for rdma/tcp; returns it. */
+export function checkAddress(value: string, flag: string): string {
+  if (!isIpv4(value) && !isIpv6(value)) {
+    throw new UsageError(`${flag} '${value}' is not an IPv4 or IPv6 address.`, {
+      hint:
+        "Give the target's IP address, e.g. -a 10.0.0.2 (RDMA resolves addresses, not host names).",
+    });
+  }
+  return value;
+}
+
+/** Parses an integer flag within [min, max]; returns it. */
+export function checkInt(value: string, flag: string, min: number, max: number, what = ""): number {
+  if (!/^-?\d+$/.test(value.trim())) {
+    throw new UsageError(`${flag} '${value}' is not a whole number.`, {
+      hint: `Give a number from ${min} to ${max}${what ? ` (${what})` : ""}.`,
+    });
+  }
+  const n = Number(value.trim());
+  if (n < min || n > max) {
+    throw new UsageError(`${flag} ${n} is out of range: the kernel accepts ${min} to ${max}.`, {
+      hint: what ? `It is ${what}.` : `Give a number from ${min} to ${max}.`,
+    });
+  }
+  return n;
+}
+
+/** Checks a port number; returns it as the decimal string the kernel gets. */
+export function checkTrsvcid(value: string, flag: string): string {
+  return String(checkInt(value, flag, 1, 65535, "the target's TCP/RDMA port, 4420 by default"));
+}
+
+/** Checks a DH-HMAC-CHAP secret (read from a file); the secret itself never appears in errors. */
+export function checkDhchapSecret(secret: string, file: string): string {
+  const s = secret.trim();
+  if (!/^DHHC-1:0[0-3]:[A-Za-z0-9+/=]+:$/.test(s) || s.length < 11) {
+    throw new UsageError(`The DH-HMAC-CHAP secret in '${file}' is not in DHHC-1 form.`, {
+      hint:
+        "The file must hold one line like DHHC-1:00:<base64>: (create it with 'nvme gen-dhchap-key').",
+    });
+  }
+  return s;
+}
+
+/** Checks a complete ConnectOptions; throws UsageError on the first bad value. */
+export function validateConnectOptions(o: ConnectOptions): ConnectOptions {
+  if (!(TRANSPORTS as readonly string[]).includes(o.transport)) {
+    throw new UsageError(`Transport '${o.transport}' is not supported.`, {
+      hint: "Use -t rdma (or -t tcp).",
+    });
+  }
+  checkAddress(o.traddr, "-a/--traddr");
+  checkTrsvcid(o.trsvcid, "-s/--trsvcid");
+  checkNqn(o.nqn, "-n/--nqn");
+  if (o.hostnqn !== undefined) checkNqn(o.hostnqn, "-q/--hostnqn");
+  if (o.hostid !== undefined && !isUuid(o.hostid)) {
+    throw new UsageError(`-I/--hostid '${o.hostid}' is not a UUID.`, {
+      hint: "Give an 8-4-4-4-12 hex UUID, e.g. the one in /etc/nvme/hostid.",
+    });
+  }
+  if (o.hostTraddr !== undefined) checkAddress(o.hostTraddr, "-w/--host-traddr");
+  return o;
+}

@@ -9,6 +9,7 @@ import { connectAllCommand, connectCommand } from "./connect.ts";
 import { disconnectAllCommand, disconnectCommand } from "./disconnect.ts";
 import { listCommand } from "./list.ts";
 import { hostnqnCommand } from "./hostnqn.ts";
+import { targetCommand } from "./target.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
@@ -19,5 +20,6 @@ export const COMMANDS: Command[] = [
   disconnectAllCommand,
   listCommand,
   hostnqnCommand,
+  targetCommand,
   helpCommand(() => COMMANDS),
 ];

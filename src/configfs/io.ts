@@ -1,0 +1,115 @@
+/**
+ * The filesystem operations the nvmet model needs, behind one interface so that the same model
+ * drives the kernel's configfs and a stand-in directory.
+ *
+ * Paths are relative to the nvmet root (`<configfs>/nvmet`). Every operation is synchronous: a
+ * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
+ */
+
+/** Synchronous configfs operations, relative to one nvmet root. */
+export interface ConfigfsIo {
+  /** Absolute path of the nvmet root, for messages. */
+  readonly root: string;
+  exists(path: string): boolean;
+  isDir(path: string): boolean;
+  /** Names in a directory (files, directories and links alike), sorted. */
+  list(path: string): string[];
+  /** An attribute's value without the kernel's trailing newline. */
+  read(path: string): string;
+  /** Writes an attribute that must already exist (configfs attributes are never created). */
+  write(path: string, value: string): void;
+  mkdir(path: string): void;
+  rmdir(path: string): void;
+  /** Creates `path` as a symlink to `target` (relative to the nvmet root). */
+  link(path: string, target: string): void;
+  unlink(path: string): void;
+  /** The target of a link, relative to the nvmet root (`hosts/<nqn>`). */
+  readLink(path: string): string;
+}
+
+/** Joins the root and a relative path. */
+function abs(root: string, path: string): string {
+  return path === "" ? root : `${root}/${path}`;
+}
+
+/** Relative path from the directory of `path` to `target`, both relative to the root. */
+function relativeLink(path: string, target: string): string {
+  const depth = path.split("/").length - 1;
+  return "../".repeat(depth) + target;
+}
+
+/** Resolves a link's text against the directory holding it, back to a root-relative path. */
+function resolveLink(path: string, text: string, root: string): string {
+  if (text.startsWith("/")) {
+    return text.startsWith(root + "/") ? text.slice(root.length + 1) : text;
+  }
+  const parts = path.split("/").slice(0, -1);
+  for (const seg of text.split("/")) {
+    if (seg === "..") parts.pop();
+    else if (seg !== "." && seg !== "") parts.push(seg);
+  }
+  return parts.join("/");
+}
+
+/** The kernel's configfs (or any directory laid out like it) at `root`. */
+export class RealConfigfs implements ConfigfsIo {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  exists(path: string): boolean {
+    try {
+      Deno.lstatSync(abs(this.root, path));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  isDir(path: string): boolean {
+    try {
+      return Deno.lstatSync(abs(this.root, path)).isDirectory;
+    } catch {
+      return false;
+    }
+  }
+
+  list(path: string): string[] {
+    const names: string[] = [];
+    for (const e of Deno.readDirSync(abs(this.root, path))) names.push(e.name);
+    return names.sort();
+  }
+
+  read(path: string): string {
+    return Deno.readTextFileSync(abs(this.root, path)).replace(/\n$/, "");
+  }
+
+  write(path: string, value: string): void {
+    Deno.writeTextFileSync(abs(this.root, path), value, { create: false });
+  }
+
+  mkdir(path: string): void {
+    Deno.mkdirSync(abs(this.root, path));
+  }
+
+  rmdir(path: string): void {
+    Deno.removeSync(abs(this.root, path));
+  }
+
+  link(path: string, target: string): void {
+    // nvmetcli and the kernel docs use absolute targets; configfs resolves either form.
+    Deno.symlinkSync(abs(this.root, target), abs(this.root, path));
+  }
+
+  unlink(path: string): void {
+    Deno.removeSync(abs(this.root, path));
+  }
+
+  readLink(path: string): string {
+    return resolveLink(path, Deno.readLinkSync(abs(this.root, path)), this.root);
+  }
+}
+
+export { relativeLink, resolveLink };

@@ -1,0 +1,235 @@
+/**
+ * A plain directory standing in for the kernel's nvmet configfs, for the unit and cli tiers.
+ *
+ * What it mirrors of drivers/nvme/target/configfs.c (facts §3): `mkdir` of a host, subsystem,
+ * namespace or port creates that group's attribute files with the kernel's defaults and its
+ * default child groups; `rmdir` removes them and refuses (ENOTEMPTY) while user-made children
+ * remain; writing a port's `addr_*`/`param_*` while the port has a subsystem link is EACCES; writing
+ * a namespace's `device_*` while it is enabled is EBUSY; enabling a namespace whose device does not
+ * exist is ENOENT; `attr_allow_any_host` 1 with allowed hosts, or a host link while any host is
+ * allowed, is EINVAL; linking a subsystem to a port without a transport type is EINVAL.
+ *
+ * It does not invent success: anything else is the filesystem's own answer. Failures can be
+ * injected to prove rollback: `failures` selects a mutating operation by its 1-based ordinal
+ * (`#3=EIO`) or by operation and path (`link ports/1/subsystems/nqn.x=EADDRNOTAVAIL`).
+ */
+import { RealConfigfs } from "./io.ts";
+
+/** One injected failure. */
+export interface InjectedFailure {
+  /** The 1-based ordinal of the mutating operation to fail, or undefined to match by op/path. */
+  ordinal?: number;
+  op?: "write" | "mkdir" | "rmdir" | "link" | "unlink";
+  path?: string;
+  /** errno name to fail with, e.g. "EADDRNOTAVAIL". */
+  errno: string;
+}
+
+/** Parses `#3=EIO;link ports/1/subsystems/x=EADDRNOTAVAIL` (the NVMEOF_CONFIGFS_FAIL format). */
+export function parseFailures(text: string): InjectedFailure[] {
+  return text.split(";").map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const eq = entry.lastIndexOf("=");
+    if (eq < 0) throw new Error(`Bad injected failure '${entry}': expected SELECTOR=ERRNO.`);
+    const sel = entry.slice(0, eq).trim();
+    const errno = entry.slice(eq + 1).trim();
+    if (sel.startsWith("#")) return { ordinal: Number(sel.slice(1)), errno };
+    const [op, path] = sel.split(/\s+/, 2);
+    return { op: op as InjectedFailure["op"], path, errno };
+  });
+}
+
+/** An errno-carrying error shaped like Deno's own (`code` is the errno name). */
+export function errnoError(code: string, what: string): Error {
+  const err = new Error(`${code}: ${what}`);
+  (err as { code?: string }).code = code;
+  return err;
+}
+
+const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
+
+function randomSerial(): string {
+  const b = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/** The attribute files and default groups the kernel makes on `mkdir` of each group. */
+function kernelDefaults(path: string): { files: Record<string, string>; dirs: string[] } | null {
+  const p = path.split("/");
+  if (p.length === 2 && p[0] === "hosts") {
+    return {
+      files: {
+        dhchap_key: "",
+        dhchap_ctrl_key: "",
+        dhchap_hash: "hmac(sha256)",
+        dhchap_dhgroup: "null",
+      },
+      dirs: [],
+    };
+  }
+  if (p.length === 2 && p[0] === "subsystems") {
+    return {
+      files: {
+        attr_allow_any_host: "0",
+        attr_version: "1.3",
+        attr_serial: randomSerial(),
+        attr_model: "Linux",
+        attr_cntlid_min: "1",
+        attr_cntlid_max: "65519",
+        attr_qid_max: "128",
+        attr_ieee_oui: "0x000000",
+        attr_firmware: "6.1.0",
+        attr_pi_enable: "0",
+      },
+      dirs: ["allowed_hosts", "namespaces"],
+    };
+  }
+  if (p.length === 4 && p[0] === "subsystems" && p[2] === "namespaces") {
+    return {
+      files: {
+        device_path: "",
+        device_uuid: crypto.randomUUID(), // nvmet_ns_alloc() generates one
+        device_nguid: ZERO_UUID,
+        ana_grpid: "1",
+        enable: "0",
+        buffered_io: "0",
+        revalidate_size: "",
+      },
+      dirs: [],
+    };
+  }
+  if (p.length === 2 && p[0] === "ports") {
+    return {
+      files: {
+        addr_trtype: "",
+        addr_adrfam: "",
+        addr_traddr: "",
+        addr_trsvcid: "",
+        addr_treq: "not specified",
+        addr_tsas: "",
+        param_inline_data_size: "-1",
+        param_pi_enable: "0",
+      },
+      dirs: ["subsystems", "referrals", "ana_groups", "ana_groups/1"],
+    };
+  }
+  return null;
+}
+
+/** A temporary directory that behaves like nvmet configfs where the tests need it to. */
+export class StandinConfigfs extends RealConfigfs {
+  #failures: InjectedFailure[];
+  #ops = 0;
+  /** Every mutating operation attempted, in order (`write subsystems/x/attr_serial`). */
+  readonly journal: string[] = [];
+
+  constructor(root: string, options: { failures?: InjectedFailure[] } = {}) {
+    super(root);
+    this.#failures = options.failures ?? [];
+    Deno.mkdirSync(root, { recursive: true });
+    for (const d of ["hosts", "subsystems", "ports"]) {
+      Deno.mkdirSync(`${root}/${d}`, { recursive: true });
+    }
+    if (!this.exists("discovery_nqn")) {
+      Deno.writeTextFileSync(`${root}/discovery_nqn`, "nqn.2014-08.org.nvmexpress.discovery\n");
+    }
+  }
+
+  #check(op: NonNullable<InjectedFailure["op"]>, path: string): void {
+    this.#ops++;
+    this.journal.push(`${op} ${path}`);
+    for (const f of this.#failures) {
+      if (f.ordinal === this.#ops || (f.op === op && f.path === path)) {
+        throw errnoError(f.errno, `${op} '${path}' (injected)`);
+      }
+    }
+  }
+
+  #portEnabled(port: string): boolean {
+    return this.list(`ports/${port}/subsystems`).length > 0;
+  }
+
+  override write(path: string, value: string): void {
+    this.#check("write", path);
+    const p = path.split("/");
+    const name = p[p.length - 1];
+    if (!this.exists(path)) throw errnoError("ENOENT", `no attribute '${path}'`);
+    if (
+      p[0] === "ports" && p.length === 3 && /^(addr|param)_/.test(name) && this.#portEnabled(p[1])
+    ) {
+      throw errnoError("EACCES", `port ${p[1]} is enabled`);
+    }
+    if (p[0] === "subsystems" && p.length === 5 && p[2] === "namespaces") {
+      const dir = p.slice(0, 4).join("/");
+      const enabled = this.read(`${dir}/enable`) === "1";
+      if (/^device_/.test(name) && enabled) throw errnoError("EBUSY", `namespace enabled`);
+      if (name === "enable" && value.trim() === "1" && !enabled) {
+        const dev = this.read(`${dir}/device_path`);
+        if (dev === "") throw errnoError("EINVAL", "no device_path");
+        try {
+          Deno.statSync(dev);
+        } catch {
+          throw errnoError("ENOENT", `device '${dev}'`);
+        }
+      }
+    }
+    if (p[0] === "subsystems" && name === "attr_allow_any_host" && value.trim() === "1") {
+      if (this.list(`subsystems/${p[1]}/allowed_hosts`).length > 0) {
+        throw errnoError("EINVAL", "allowed_hosts not empty");
+      }
+    }
+    super.write(path, value.replace(/\n$/, "") + "\n");
+  }
+
+  override mkdir(path: string): void {
+    this.#check("mkdir", path);
+    super.mkdir(path);
+    const d = kernelDefaults(path);
+    if (!d) return;
+    for (const dir of d.dirs) Deno.mkdirSync(`${this.root}/${path}/${dir}`);
+    for (const [f, v] of Object.entries(d.files)) {
+      Deno.writeTextFileSync(`${this.root}/${path}/${f}`, v + "\n");
+    }
+    if (path.startsWith("ports/")) {
+      Deno.writeTextFileSync(`${this.root}/${path}/ana_groups/1/ana_state`, "optimized\n");
+    }
+  }
+
+  override rmdir(path: string): void {
+    this.#check("rmdir", path);
+    const d = kernelDefaults(path);
+    if (d) {
+      for (const dir of d.dirs) {
+        if (dir === "ana_groups/1") continue;
+        const extra = this.list(`${path}/${dir}`).filter((n) =>
+          !(dir === "ana_groups" && n === "1")
+        );
+        if (extra.length) throw errnoError("ENOTEMPTY", `'${path}/${dir}' has ${extra[0]}`);
+      }
+      Deno.removeSync(`${this.root}/${path}`, { recursive: true });
+      return;
+    }
+    super.rmdir(path);
+  }
+
+  override link(path: string, target: string): void {
+    this.#check("link", path);
+    const p = path.split("/");
+    if (p[0] === "subsystems" && p[2] === "allowed_hosts") {
+      if (this.read(`subsystems/${p[1]}/attr_allow_any_host`) === "1") {
+        throw errnoError("EINVAL", "allow_any_host is set");
+      }
+    }
+    if (
+      p[0] === "ports" && p[2] === "subsystems" && this.read(`ports/${p[1]}/addr_trtype`) === ""
+    ) {
+      throw errnoError("EINVAL", "port has no trtype");
+    }
+    if (this.exists(path)) throw errnoError("EEXIST", path);
+    super.link(path, target);
+  }
+
+  override unlink(path: string): void {
+    this.#check("unlink", path);
+    super.unlink(path);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Applies a plan one configfs step at a time. If a step fails, every step this run already made is
+ * undone in reverse (a created directory removed, a written attribute given its old value, a link
+ * removed or restored, a removed directory recreated with its attributes), and the error explains
+ * the kernel's refusal by its errno (facts §3.1).
+ */
+import type { ConfigfsIo } from "../configfs/io.ts";
+import { errnoName, errnoOf, FailureError } from "../errors.ts";
+
+/** The errno name of a filesystem error ("EADDRNOTAVAIL"), or "" when it has none. */
+export function errnoCode(err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
+  const n = errnoOf(err);
+  return n === undefined ? "" : errnoName(n);
+}
+import { describeStep, type Step } from "./plan.ts";
+
+/** A step failed; what the run changed was rolled back (or `rollbackFailures` says what was not). */
+export class ApplyError extends FailureError {
+  readonly step: Step;
+  /** errno name of the refusal ("" when none). */
+  readonly errno: string;
+  readonly rollbackFailures: string[];
+
+  constructor(
+    message: string,
+    details: {
+      step: Step;
+      errno: string;
+      rollbackFailures: string[];
+      cause: unknown;
+      hint: string;
+    },
+  ) {
+    super(message, { cause: details.cause, hint: details.hint });
+    this.step = details.step;
+    this.errno = details.errno;
+    this.rollbackFailures = details.rollbackFailures;
+  }
+}
+
+function runStep(io: ConfigfsIo, s: Step): void {
+  switch (s.op) {
+    case "mkdir":
+      return io.mkdir(s.path);
+    case "rmdir":
+      return io.rmdir(s.path);
+    case "write":
+      return io.write(s.path, s.value);
+    case "link":
+      return io.link(s.path, s.target);
+    case "unlink":
+      return io.unlink(s.path);
+  }
+}
+
+/** The steps that undo `s` (empty when nothing can or needs to be undone). */
+function inverse(s: Step): Step[] {
+  switch (s.op) {
+    case "mkdir":
+      return [{ op: "rmdir", path: s.path }];
+    case "rmdir":
+      return [
+        { op: "mkdir", path: s.path },
+        ...(s.restore ?? []).map(([a, v]): Step => ({
+          op: "write",
+          path: `${s.path}/${a}`,
+          value: v,
+        })),
+      ];
+    case "write":
+      return s.old === undefined
+        ? []
+        : [{ op: "write", path: s.path, value: s.old, secret: s.secret }];
+    case "link":
+      return [{ op: "unlink", path: s.path, target: s.target }];
+    case "unlink":
+      return [{ op: "link", path: s.path, target: s.target }];
+  }
+}
+
+/** Explains why the kernel refused a step, from the errno and what the step was (facts §3.1). */
+export function explainRefusal(s: Step, e: string): string {
+  const name = s.path.split("/").pop() ?? "";
+  if (s.op === "link" && s.path.startsWith("ports/")) {
+    const port = s.path.split("/")[1];
+    if (e === "EADDRNOTAVAIL") {
+      return `Port ${port}'s traddr is not an address configured on this host. Assign it to an interface (ip addr add ADDR/24 dev DEV) or fix the port's traddr.`;
+    }
+    if (e === "ENODEV") {
+      return `Port ${port}'s traddr is on an interface without an RDMA device. Add one (rdma link add rxe0 type rxe netdev DEV), or use trtype tcp.`;
+    }
+    if (e === "EADDRINUSE") {
+      return `Another listener already uses port ${port}'s address and service id. Choose another trsvcid.`;
+    }
+    if (e === "EINVAL") {
+      return `The kernel refused port ${port}'s transport settings (trtype, adrfam, traddr). Check them and that the transport module (nvmet-rdma/nvmet-tcp) is loaded.`;
+    }
+    if (e === "EPROTONOSUPPORT" || e === "ENOENT") {
+      return `The transport module for port ${port} is missing. Run: modprobe nvmet-rdma (or nvmet-tcp).`;
+    }
+  }
+  if (s.op === "link" && s.path.includes("/allowed_hosts/") && e === "EINVAL") {
+    return "The subsystem allows any host; the kernel refuses a host list then. Set allow_any_host: false.";
+  }
+  if (s.op === "write") {
+    if (e === "ENOENT") {
+      return `This kernel has no attribute '${name}'. ${
+        name.startsWith("dhchap")
+          ? "It was built without DH-HMAC-CHAP (CONFIG_NVME_TARGET_AUTH); remove the dhchap settings or use a kernel that has it."
+          : "It is newer than this kernel or needs a kernel option; remove it from the spec."
+      }`;
+    }
+    if (name === "enable") {
+      if (e === "ENOENT" || e === "ENODEV" || e === "ENXIO") {
+        return "The namespace's device does not exist any more. Check the device path.";
+      }
+      if (e === "EBUSY") {
+        return "The namespace's device is in use (mounted, or held by another namespace or program). Free it or choose another device.";
+      }
+      if (e === "EINVAL") {
+        return "The kernel refused the namespace's device (not a block device or file it can use?). Check the device.";
+      }
+    }
+    if (/^(addr|param)_/.test(name) && e === "EACCES") {
+      return "The port is enabled (it has subsystem links); the kernel refuses changes then. Another program may have linked it meanwhile: run 'nvmeof target up' again.";
+    }
+    if (/^device_/.test(name) && e === "EBUSY") {
+      return "The namespace is enabled; the kernel refuses device changes then. Run 'nvmeof target up' again.";
+    }
+    if (e === "EINVAL") {
+      return `The kernel refused the value for '${name}' (EINVAL). Check it against the attribute's rules; some subsystem attributes are fixed once a host has connected.`;
+    }
+  }
+  if (s.op === "mkdir" && e === "EEXIST") {
+    return "It exists already: another program changed configfs meanwhile. Run 'nvmeof target up' again.";
+  }
+  if (s.op === "rmdir" && (e === "ENOTEMPTY" || e === "EBUSY")) {
+    return "It still has children or links: another program changed configfs meanwhile. Run 'nvmeof target show' and retry.";
+  }
+  if (e === "EACCES" || e === "EPERM") return "Permission denied: run as root.";
+  return "Check the kernel log (dmesg) for nvmet's reason.";
+}
+
+/** Options of applyPlan. */
+export interface ApplyOptions {
+  /** Called before each step (for --verbose progress). */
+  onStep?: (s: Step) => void;
+}
+
+/**
+ * Runs the steps in order. On the first failure undoes the steps already made, in reverse, and
+ * throws ApplyError naming the step, the errno and the fix.
+ */
+export function applyPlan(io: ConfigfsIo, steps: Step[], options: ApplyOptions = {}): void {
+  const done: Step[] = [];
+  for (const s of steps) {
+    try {
+      options.onStep?.(s);
+      runStep(io, s);
+      done.push(s);
+    } catch (err) {
+      const rollbackFailures: string[] = [];
+      for (const d of done.reverse()) {
+        for (const u of inverse(d)) {
+          try {
+            runStep(io, u);
+          } catch (uerr) {
+            const en = errnoOf(uerr);
+            rollbackFailures.push(
+              `${describeStep(u)}: ${en ? errnoName(en) : (uerr as Error).message}`,
+            );
+          }
+        }
+      }
+      const errno = errnoCode(err);
+      const num = errnoOf(err);
+      const what = errno
+        ? (num !== undefined ? `${errno} (${num})` : errno)
+        : (err as Error).message;
+      const undone = rollbackFailures.length
+        ? `Rolling back the ${done.length} earlier step(s) left ${rollbackFailures.length} not undone:\n  ${
+          rollbackFailures.join("\n  ")
+        }`
+        : done.length
+        ? `The ${done.length} earlier step(s) of this run were rolled back; configfs is as before.`
+        : "Nothing had been changed yet; configfs is as before.";
+      throw new ApplyError(
+        `The kernel refused '${describeStep(s).replace(/\s+/, " ")}': ${what}. ${undone}`,
+        { step: s, errno, rollbackFailures, cause: err, hint: explainRefusal(s, errno) },
+      );
+    }
+  }
+}

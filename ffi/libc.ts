@@ -23,6 +23,14 @@ export const LIBC_SYMBOLS = {
   lseek: { parameters: ["i32", "i64", "i32"], result: "i64" },
   /** int ioctl(int fd, unsigned long request, ... void *argp); */
   ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
+  /** int access(const char *pathname, int mode); */
+  access: { parameters: ["buffer", "i32"], result: "i32" },
+  /** DIR *opendir(const char *name); */
+  opendir: { parameters: ["buffer"], result: "pointer" },
+  /** struct dirent *readdir(DIR *dirp); */
+  readdir: { parameters: ["pointer"], result: "pointer" },
+  /** int closedir(DIR *dirp); */
+  closedir: { parameters: ["pointer"], result: "i32" },
   /** int *__errno_location(void); */
   __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -33,6 +41,10 @@ export const O_RDWR = 2;
 export const O_NONBLOCK = 0o4000;
 export const O_CLOEXEC = 0o2000000;
 export const SEEK_END = 2;
+export const O_WRONLY = 1;
+export const F_OK = 0;
+/** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
+export const DIRENT_D_NAME = 19;
 
 /** Where libc is looked for, in order. */
 export function libcCandidates(): string[] {

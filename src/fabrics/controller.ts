@@ -3,14 +3,8 @@
  * /dev/nvme-fabrics, wait until it is live with its block devices, read the discovery log,
  * and delete it through sysfs.
  */
-import {
-  EnvironmentError,
-  errnoName,
-  errnoOf,
-  FailureError,
-  NativeError,
-  type NvmeofError,
-} from "../errors.ts";
+import { EnvironmentError, errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
+import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { AdminDevice } from "./admin.ts";
 import { type ConnectAttempt, ConnectError, connectError } from "./connect_errors.ts";
 import {
@@ -21,6 +15,7 @@ import {
   HEADER_READ_SIZE,
   HEADER_SIZE,
 } from "./discovery_log.ts";
+import { exists, KfsError, writeText } from "./kfs.ts";
 import { KmsgWatch } from "./kmsg.ts";
 import { buildOptionString, type ConnectOptions, DISCOVERY_NQN } from "./options.ts";
 import { type FabricsPaths, isRealHost } from "./paths.ts";
@@ -39,8 +34,6 @@ export function osErrno(err: unknown): number | undefined {
   return m ? Number(m[1]) : errnoOf(err);
 }
 
-/** How long a connect write may take before we give up waiting (the kernel keeps its own timers). */
-export const CONNECT_TIMEOUT_MS = Number(Deno.env.get("NVMEOF_CONNECT_TIMEOUT_MS") ?? 90_000);
 /** How long to wait for a new controller to be live with its block devices. */
 export const READY_TIMEOUT_MS = Number(Deno.env.get("NVMEOF_READY_TIMEOUT_MS") ?? 20_000);
 
@@ -82,112 +75,98 @@ async function loadModule(name: string): Promise<string | undefined> {
   }
 }
 
-async function openFabricsDevice(paths: FabricsPaths, transport: string): Promise<Deno.FsFile> {
+/**
+ * Opens /dev/nvme-fabrics read-write through libc (Deno refuses device files without
+ * --allow-all), loading the module once when it is missing on the real host.
+ */
+async function openFabricsDevice(paths: FabricsPaths, transport: string): Promise<number> {
   const path = `${paths.dev}/nvme-fabrics`;
   let loadError: string | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      return await Deno.open(path, { read: true, write: true });
-    } catch (err) {
-      const e = osErrno(err);
-      if (e === 13 || e === 1) {
-        throw new EnvironmentError(`Cannot open '${path}': permission denied.`, {
-          cause: err,
-          hint: "Connecting needs root. Run with sudo.",
-        });
-      }
-      if (e !== 2 && e !== 19 && e !== 6) {
-        throw new FailureError(`Cannot open '${path}': ${(err as Error).message}`, { cause: err });
-      }
-      if (attempt === 0 && isRealHost(paths)) {
-        loadError = await loadModule("nvme-fabrics") ?? await loadModule(`nvme-${transport}`);
-        continue;
-      }
-      throw new EnvironmentError(
-        `The NVMe over Fabrics host is not available: '${path}' does not exist.`,
-        {
-          cause: err,
-          hint: loadError
-            ? `'modprobe nvme-fabrics' failed: ${loadError}. Install the kernel modules ` +
-              "(linux-modules-extra / kernel-modules-extra) for this kernel."
-            : `Load the modules: 'modprobe nvme-fabrics nvme-${transport}'.`,
-        },
-      );
+    const fd = libc().open(cString(path), O_RDWR | O_CLOEXEC, 0);
+    if (fd >= 0) return fd;
+    const e = errno();
+    if (e === 13 || e === 1) {
+      throw new EnvironmentError(`Cannot open '${path}': permission denied (${errnoName(e)}).`, {
+        hint: "Connecting needs root. Run with sudo.",
+      });
     }
+    if (e !== 2 && e !== 19 && e !== 6) {
+      throw new NativeError("open", e, {
+        message: `Cannot open '${path}': ${errnoName(e)} (${e}).`,
+      });
+    }
+    if (attempt === 0 && isRealHost(paths)) {
+      loadError = await loadModule("nvme-fabrics") ?? await loadModule(`nvme-${transport}`);
+      continue;
+    }
+    throw new EnvironmentError(
+      `The NVMe over Fabrics host is not available: '${path}' does not exist.`,
+      {
+        hint: loadError
+          ? `'modprobe nvme-fabrics' failed: ${loadError}. Install the kernel modules ` +
+            "(linux-modules-extra / kernel-modules-extra) for this kernel."
+          : `Load the modules: 'modprobe nvme-fabrics nvme-${transport}'.`,
+      },
+    );
   }
   throw new Error("unreachable");
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: () => NvmeofError): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(what()), ms);
-  });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
-
 /**
- * Writes the option string and reads back the new controller. Errors are mapped by errno to
- * their cause (connect_errors.ts), with the kernel log lines when /dev/kmsg is readable.
+ * Writes the option string and reads back the new controller. The write blocks until the
+ * kernel has connected the admin and I/O queues or failed; the kernel's own timers bound it
+ * (RDMA CM steps 3 s each, the NVMe Connect command the admin timeout). It is a synchronous
+ * libc call so that errno is read on this thread right after it. Errors are mapped by errno
+ * to their cause (connect_errors.ts), with the kernel log lines when /dev/kmsg is readable.
  */
 export async function createController(
   paths: FabricsPaths,
   opts: ConnectOptions,
   attempt: ConnectAttempt,
-  timeoutMs = CONNECT_TIMEOUT_MS,
 ): Promise<NewController> {
-  const file = await openFabricsDevice(paths, opts.transport);
+  const fd = await openFabricsDevice(paths, opts.transport);
+  const c = libc();
   using kmsg = new KmsgWatch(`${paths.dev}/kmsg`);
   try {
     const bytes = new TextEncoder().encode(buildOptionString(opts));
-    const work = (async () => {
-      let n: number;
-      try {
-        n = await file.write(bytes);
-      } catch (err) {
-        const e = osErrno(err);
-        if (e === undefined) throw err;
-        // The kernel logs its reason just before failing the write; give the log a moment.
-        await new Promise((r) => setTimeout(r, 50));
-        throw connectError(e, attempt, kmsg.read(), err);
-      }
-      if (n !== bytes.length) {
-        throw new FailureError(
-          `The kernel took ${n} of ${bytes.length} bytes of the option string.`,
-        );
-      }
-      const buf = new Uint8Array(256);
-      const got = await file.read(buf);
-      return parseInstanceReply(new TextDecoder().decode(buf.subarray(0, got ?? 0)));
-    })();
-    const { instance, cntlid } = await withTimeout(work, timeoutMs, () =>
-      new FailureError(
-        `Connecting to ${attempt.traddr}:${attempt.trsvcid} did not finish within ${
-          timeoutMs / 1000
-        } s.`,
-        {
-          hint:
-            "The kernel is still trying (it gives up on its own timers). Check the target and " +
-            "the RDMA path with 'nvmeof doctor'; 'nvmeof list' shows any controller that appears.",
-        },
-      ));
+    const written = c.write(fd, bytes, BigInt(bytes.length));
+    const e = errno(); // read before anything else can run on this thread
+    const n = Number(written);
+    if (n < 0) {
+      // The kernel logs its reason before failing the write; give the log a moment to settle.
+      await new Promise((r) => setTimeout(r, 20));
+      throw connectError(e, attempt, kmsg.read());
+    }
+    if (n !== bytes.length) {
+      throw new FailureError(`The kernel took ${n} of ${bytes.length} bytes of the option string.`);
+    }
+    const buf = new Uint8Array(256);
+    const read = c.read(fd, buf, BigInt(buf.length));
+    const readErrno = errno();
+    const got = Number(read);
+    if (got < 0) {
+      const e = readErrno;
+      throw new NativeError("read", e, {
+        message: `Cannot read the new controller from '${paths.dev}/nvme-fabrics': ${
+          errnoName(e)
+        } (${e}).`,
+      });
+    }
+    const { instance, cntlid } = parseInstanceReply(new TextDecoder().decode(buf.subarray(0, got)));
     return { instance, cntlid, name: `nvme${instance}` };
   } finally {
-    try {
-      file.close();
-    } catch {
-      // already closed
-    }
+    c.close(fd);
   }
 }
 
 /** Deletes a controller (write 1 to delete_controller); synchronous in the kernel. */
-export async function deleteController(paths: FabricsPaths, name: string): Promise<void> {
-  const path = `${controllerDir(paths, name)}/delete_controller`;
+export function deleteController(paths: FabricsPaths, name: string): Promise<void> {
   try {
-    await Deno.writeTextFile(path, "1", { create: false, append: true });
+    writeText(`${controllerDir(paths, name)}/delete_controller`, "1");
+    return Promise.resolve();
   } catch (err) {
-    const e = osErrno(err);
+    const e = err instanceof KfsError ? err.errno : undefined;
     if (e === 2) {
       throw new FailureError(`Controller '${name}' does not exist.`, {
         cause: err,
@@ -226,15 +205,6 @@ export async function existingControllers(
   );
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -267,7 +237,7 @@ export async function waitReady(
         }
       }
       visible = [];
-      for (const ns of c.namespaces) if (await exists(ns.device)) visible.push(ns);
+      for (const ns of c.namespaces) if (exists(ns.device)) visible.push(ns);
       const want = expected ?? c.namespaces.map((n) => n.nsid);
       if (want.every((id) => visible.some((n) => n.nsid === id))) {
         return { controller: c, namespaces: visible.filter((n) => want.includes(n.nsid)) };

@@ -6,6 +6,7 @@
  */
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
 import { checkNqn, isUuid } from "./options.ts";
+import { readText } from "./kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
 
 /** The prefix of UUID-based host NQNs. */
@@ -154,10 +155,10 @@ function pick(f: { hostnqnSource: string; hostidSource: string }) {
 }
 
 /** A host ID as libnvme makes one: the DMI product UUID when readable, else a random UUID. */
-export async function newHostId(paths: FabricsPaths): Promise<{ hostid: string; source: string }> {
+export function newHostId(paths: FabricsPaths): { hostid: string; source: string } {
   const dmi = `${paths.sysfs}/class/dmi/id/product_uuid`;
   try {
-    const u = (await Deno.readTextFile(dmi)).trim().toLowerCase();
+    const u = readText(dmi).trim().toLowerCase();
     if (isUuid(u) && u !== "00000000-0000-0000-0000-000000000000") {
       return { hostid: u, source: dmi };
     }
@@ -186,7 +187,7 @@ export async function generateHostFiles(paths: FabricsPaths): Promise<GenerateRe
   let hostid = files.hostid;
   let hostnqn = files.hostnqn;
   if (!hostid) {
-    hostid = (hostnqn && uuidOfNqn(hostnqn)) || (await newHostId(paths)).hostid;
+    hostid = (hostnqn && uuidOfNqn(hostnqn)) || newHostId(paths).hostid;
   }
   if (!hostnqn) hostnqn = UUID_NQN_PREFIX + hostid;
   try {

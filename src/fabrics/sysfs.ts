@@ -2,6 +2,7 @@
  * Readers for the NVMe host's sysfs (facts §1.7): controllers in /sys/class/nvme, subsystems in
  * /sys/class/nvme-subsystem, and the namespaces' block devices. The root is a parameter.
  */
+import { listDir, readText } from "./kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
 
 /** The parsed `address` attribute (`traddr=…,trsvcid=…[,host_traddr=…][,host_iface=…]`). */
@@ -57,22 +58,20 @@ export function parseAddress(text: string): ControllerAddress {
 }
 
 /** Reads one attribute, trimmed; undefined when absent or unreadable. */
-export async function readAttr(dir: string, name: string): Promise<string | undefined> {
+export function readAttr(dir: string, name: string): Promise<string | undefined> {
   try {
-    return (await Deno.readTextFile(`${dir}/${name}`)).trim();
+    return Promise.resolve(readText(`${dir}/${name}`).trim());
   } catch {
-    return undefined;
+    return Promise.resolve(undefined);
   }
 }
 
-async function names(dir: string, pattern: RegExp): Promise<string[]> {
-  const out: string[] = [];
+function names(dir: string, pattern: RegExp): Promise<string[]> {
   try {
-    for await (const e of Deno.readDir(dir)) if (pattern.test(e.name)) out.push(e.name);
+    return Promise.resolve(listDir(dir).filter((n) => pattern.test(n)).sort(byNumbers));
   } catch {
-    return [];
+    return Promise.resolve([]);
   }
-  return out.sort(byNumbers);
 }
 
 /** Sorts nvme2 before nvme10. */

@@ -1,0 +1,89 @@
+/**
+ * File access to the kernel's pseudo file systems (sysfs, /dev) through libc.
+ *
+ * Deno refuses every path under /sys, /dev and /proc unless the process runs with
+ * --allow-all, whatever --allow-read/--allow-write say ("Requires all access"). The FFI
+ * permission is granted anyway, so these few calls go straight to libc; on ordinary files (the
+ * temporary trees of tests) they behave the same.
+ */
+import {
+  cString,
+  DIRENT_D_NAME,
+  errno,
+  F_OK,
+  libc,
+  O_CLOEXEC,
+  O_RDONLY,
+  O_WRONLY,
+} from "../../ffi/libc.ts";
+import { errnoName, NativeError } from "../errors.ts";
+
+/** A failed kernel-file operation; `errno` says why (2 = ENOENT). */
+export class KfsError extends NativeError {}
+
+function fail(fn: string, path: string, e: number): never {
+  throw new KfsError(fn, e, { message: `${fn}('${path}') failed: ${errnoName(e)} (${e}).` });
+}
+
+/** Reads a whole (small) file, e.g. a sysfs attribute. */
+export function readText(path: string, max = 65536): string {
+  const c = libc();
+  const fd = c.open(cString(path), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) fail("open", path, errno());
+  try {
+    const buf = new Uint8Array(max);
+    let len = 0;
+    while (len < max) {
+      const r = c.read(fd, buf.subarray(len), BigInt(max - len));
+      const e = errno();
+      const n = Number(r);
+      if (n < 0) fail("read", path, e);
+      if (n === 0) break;
+      len += n;
+    }
+    return new TextDecoder().decode(buf.subarray(0, len));
+  } finally {
+    c.close(fd);
+  }
+}
+
+/** Writes `text` to an existing file in one write (sysfs attributes need exactly that). */
+export function writeText(path: string, text: string): void {
+  const c = libc();
+  const fd = c.open(cString(path), O_WRONLY | O_CLOEXEC, 0);
+  if (fd < 0) fail("open", path, errno());
+  try {
+    const bytes = new TextEncoder().encode(text);
+    const r = c.write(fd, bytes, BigInt(bytes.length));
+    const e = errno();
+    if (Number(r) < 0) fail("write", path, e);
+  } finally {
+    c.close(fd);
+  }
+}
+
+/** The names in a directory (without . and ..); [] when it does not exist. */
+export function listDir(path: string): string[] {
+  const c = libc();
+  const dir = c.opendir(cString(path));
+  if (dir === null) {
+    const e = errno();
+    if (e === 2 || e === 20) return [];
+    fail("opendir", path, e);
+  }
+  const out: string[] = [];
+  try {
+    for (let ent = c.readdir(dir); ent !== null; ent = c.readdir(dir)) {
+      const name = Deno.UnsafePointerView.getCString(ent, DIRENT_D_NAME);
+      if (name !== "." && name !== "..") out.push(name);
+    }
+  } finally {
+    c.closedir(dir);
+  }
+  return out;
+}
+
+/** True when the path exists (follows symlinks). */
+export function exists(path: string): boolean {
+  return libc().access(cString(path), F_OK) === 0;
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { EnvironmentError, EXIT, NvmeofError } from "../../src/errors.ts";
+import { EnvironmentError, EXIT, type NvmeofError } from "../../src/errors.ts";
 import {
   badTokenFromLog,
   type ConnectAttempt,

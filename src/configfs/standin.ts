@@ -6,7 +6,7 @@
  * default child groups; `rmdir` removes them and refuses (ENOTEMPTY) while user-made children
  * remain; writing a port's `addr_*`/`param_*` while the port has a subsystem link is EACCES; writing
  * a namespace's `device_*` while it is enabled is EBUSY; enabling a namespace whose device does not
- * exist is ENOENT; `attr_allow_any_host` 1 with allowed hosts, or a host link while any host is
+ * exist is ENOENT; removing a subsystem a port links to is EBUSY; `attr_allow_any_host` 1 with allowed hosts, or a host link while any host is
  * allowed, is EINVAL; linking a subsystem to a port without a transport type is EINVAL.
  *
  * It does not invent success: anything else is the filesystem's own answer. Failures can be
@@ -105,7 +105,6 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
         addr_traddr: "",
         addr_trsvcid: "",
         addr_treq: "not specified",
-        addr_tsas: "",
         param_inline_data_size: "-1",
         param_pi_enable: "0",
       },
@@ -196,6 +195,14 @@ export class StandinConfigfs extends RealConfigfs {
 
   override rmdir(path: string): void {
     this.#check("rmdir", path);
+    const p = path.split("/");
+    if (p[0] === "subsystems" && p.length === 2) {
+      for (const port of this.list("ports")) {
+        if (this.exists(`ports/${port}/subsystems/${p[1]}`)) {
+          throw errnoError("EBUSY", `'${path}' is linked from port ${port}`);
+        }
+      }
+    }
     const d = kernelDefaults(path);
     if (d) {
       for (const dir of d.dirs) {

@@ -146,7 +146,7 @@ export function normalizeNguid(s: string): string | undefined {
 
 /** Parses YAML or JSON text; syntax errors carry line and column. */
 export function parseSpecText(text: string, source: string): unknown {
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
     throw new SpecError(
       source,
@@ -549,7 +549,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (trtype !== "rdma" && trtype !== "tcp" && trtype !== "loop") {
       bad(
         `${path}.trtype`,
-        `'${String(trtype)}' is not a transport nvmeof configures.`,
+        `'${String(trtype)}' is not a transport nvmeof configures (rdma, tcp or loop).`,
         "Use rdma, tcp or loop.",
       );
     }
@@ -662,8 +662,8 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       p,
       i,
     ) => [`ports[${i}].traddr`, p.traddr ? `${p.trtype} ${p.traddr}:${p.trsvcid}` : undefined]),
-    "address",
-    "Two ports cannot listen on one address (EADDRINUSE); merge their subsystem lists.",
+    "address (the kernel refuses two listeners on one address: EADDRINUSE)",
+    "Use one port for that address and list all its subsystems there.",
   );
   if (problems.length) throw new SpecError(options.source ?? "", problems);
   return { hosts, subsystems, ports };

@@ -1,0 +1,407 @@
+/**
+ * `nvmeof target …` as a user runs it, against a stand-in configfs in a temporary directory
+ * (NVMEOF_CONFIGFS_STANDIN=1: mkdir creates the kernel's attribute files; see
+ * src/configfs/standin.ts), with failures injected through NVMEOF_CONFIGFS_FAIL.
+ */
+import assert from "node:assert/strict";
+import { stringify } from "yaml";
+import { nvmeof, tempDir } from "../helpers.ts";
+
+const HOST1 = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
+const SUB1 = "nqn.2026-10.pk.nextgen:storage-pool-1";
+const SUB2 = "nqn.2026-10.pk.nextgen:storage-pool-2";
+
+interface Lab extends AsyncDisposable {
+  dir: string;
+  configfs: string;
+  dev: string[];
+  spec: string;
+  run(args: string[], env?: Record<string, string>): ReturnType<typeof nvmeof>;
+  tree(): Record<string, string>;
+}
+
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const e of Deno.readDirSync(`${root}/${rel}`)) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymlink) out[p] = "-> " + Deno.readLinkSync(`${root}/${p}`);
+      else if (e.isDirectory) {
+        out[p] = "<dir>";
+        walk(p);
+      } else out[p] = Deno.readTextFileSync(`${root}/${p}`);
+    }
+  };
+  walk("");
+  return out;
+}
+
+async function lab(): Promise<Lab> {
+  const t = await tempDir();
+  const configfs = `${t.path}/config`;
+  // What `modprobe nvmet` makes: the three groups and the discovery NQN.
+  for (const d of ["hosts", "subsystems", "ports"]) {
+    Deno.mkdirSync(`${configfs}/nvmet/${d}`, { recursive: true });
+  }
+  Deno.writeTextFileSync(
+    `${configfs}/nvmet/discovery_nqn`,
+    "nqn.2014-08.org.nvmexpress.discovery\n",
+  );
+  const dev = [0, 1, 2, 3].map((i) => {
+    const p = `${t.path}/disk${i}.img`;
+    Deno.writeFileSync(p, new Uint8Array(4096));
+    return p;
+  });
+  const spec = `${t.path}/target.yaml`;
+  Deno.writeTextFileSync(
+    spec,
+    stringify({
+      hosts: [{ nqn: HOST1 }],
+      subsystems: [
+        {
+          nqn: SUB1,
+          hosts: [HOST1],
+          namespaces: [{ nsid: 1, device: dev[0] }, { nsid: 2, device: dev[1] }],
+        },
+        { nqn: SUB2, hosts: [HOST1], namespaces: [{ nsid: 1, device: dev[2] }] },
+      ],
+      ports: [{
+        id: 1,
+        trtype: "rdma",
+        traddr: "10.77.0.1",
+        trsvcid: 4420,
+        subsystems: [SUB1, SUB2],
+      }],
+    }),
+  );
+  return {
+    dir: t.path,
+    configfs,
+    dev,
+    spec,
+    run: (args, env = {}) =>
+      nvmeof([...args, "--configfs", configfs], {
+        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: t.path, ...env },
+      }),
+    tree: () => snapshot(`${configfs}/nvmet`),
+    [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),
+  };
+}
+
+Deno.test("target up applies a spec, and a second up changes nothing and says so", async () => {
+  await using l = await lab();
+  const r1 = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(r1.code, 0, r1.stderr);
+  assert.match(r1.stdout, /^Apply the spec with \d+ step\(s\):/);
+  assert.equal(Deno.readTextFileSync(`${l.configfs}/nvmet/ports/1/addr_traddr`), "10.77.0.1\n");
+  assert.ok(Deno.lstatSync(`${l.configfs}/nvmet/ports/1/subsystems/${SUB2}`).isSymlink);
+  const before = l.tree();
+  const r2 = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(r2.code, 0, r2.stderr);
+  assert.match(
+    r2.stdout,
+    /^No changes: configfs already matches the spec \(2 subsystem\(s\), 3 namespace\(s\), 1 port\(s\)\)/,
+  );
+  assert.deepEqual(l.tree(), before);
+});
+
+Deno.test("target up --dry-run -o json lists the steps in order and writes nothing", async () => {
+  await using l = await lab();
+  const before = l.tree();
+  const r = await l.run(["target", "up", "-f", l.spec, "--dry-run", "-o", "json"]);
+  assert.equal(r.code, 0, r.stderr);
+  const d = JSON.parse(r.stdout);
+  assert.equal(d.dry_run, true);
+  assert.equal(d.changed, false);
+  assert.deepEqual(d.steps[0], { op: "mkdir", path: `hosts/${HOST1}` });
+  assert.deepEqual(d.steps.at(-1), {
+    op: "link",
+    path: `ports/1/subsystems/${SUB2}`,
+    target: `subsystems/${SUB2}`,
+  });
+  assert.deepEqual(l.tree(), before);
+});
+
+Deno.test("target up rolls back when the kernel refuses the port's address (EADDRNOTAVAIL)", async () => {
+  await using l = await lab();
+  const before = l.tree();
+  const r = await l.run(["target", "up", "-f", l.spec], {
+    NVMEOF_CONFIGFS_FAIL: `link ports/1/subsystems/${SUB1}=EADDRNOTAVAIL`,
+  });
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /error: The kernel refused 'link ports\/1\/subsystems\/.*': EADDRNOTAVAIL \(99\)\. The \d+ earlier step\(s\) of this run were rolled back/,
+  );
+  assert.match(r.stderr, /not an address configured on this host/);
+  assert.equal(r.stdout, "");
+  assert.deepEqual(l.tree(), before);
+});
+
+Deno.test("target up rolls back a failed change of an existing tree to exactly the old tree", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const before = l.tree();
+  const spec = Deno.readTextFileSync(l.spec).replace(l.dev[1], l.dev[3]).replace(
+    "10.77.0.1",
+    "10.77.0.2",
+  );
+  Deno.writeTextFileSync(l.spec, spec);
+  const r = await l.run(["target", "up", "-f", l.spec], { NVMEOF_CONFIGFS_FAIL: "#6=EINVAL" });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /EINVAL \(22\)/);
+  assert.deepEqual(l.tree(), before);
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  assert.equal(Deno.readTextFileSync(`${l.configfs}/nvmet/ports/1/addr_traddr`), "10.77.0.2\n");
+});
+
+Deno.test("an invalid spec is refused with spec paths and fixes, exit 1, nothing written", async () => {
+  await using l = await lab();
+  Deno.writeTextFileSync(
+    l.spec,
+    Deno.readTextFileSync(l.spec).replace(l.dev[1], "/dev/nvmeof-no-such-disk").replace(
+      "4420",
+      "99999",
+    ),
+  );
+  const before = l.tree();
+  const r = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /Invalid target spec '.*': 2 problems; nothing was changed\./);
+  assert.match(
+    r.stderr,
+    /subsystems\[0\]\.namespaces\[1\]\.device: device '\/dev\/nvmeof-no-such-disk' does not exist\. Fix: /,
+  );
+  assert.match(r.stderr, /ports\[0\]\.trsvcid: must be an integer from 1 to 65535/);
+  assert.deepEqual(l.tree(), before);
+});
+
+Deno.test("target check validates only: exit 0 with counts, exit 1 with problems", async () => {
+  await using l = await lab();
+  const ok = await l.run(["target", "check", "-f", l.spec, "-o", "json"]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(JSON.parse(ok.stdout), {
+    file: l.spec,
+    valid: true,
+    hosts: 1,
+    subsystems: 2,
+    namespaces: 3,
+    ports: 1,
+    warnings: [],
+  });
+  assert.equal(Object.keys(l.tree()).length, 4, "check touches no configfs");
+  Deno.writeTextFileSync(l.spec, "subsystems:\n  - nqn: [\n");
+  const bad = await l.run(["target", "check", "-f", l.spec]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /line \d+, column \d+: /);
+});
+
+Deno.test("the one-line form sets up a subsystem, is idempotent, and reuses the port of its address", async () => {
+  await using l = await lab();
+  const args = [
+    "target",
+    "up",
+    "--nqn",
+    SUB1,
+    "--device",
+    l.dev[0],
+    "--traddr",
+    "10.77.0.1",
+    "--allow-host",
+    HOST1,
+  ];
+  const r1 = await l.run(args);
+  assert.equal(r1.code, 0, r1.stderr);
+  const r2 = await l.run(args);
+  assert.match(r2.stdout, /^No changes/);
+  const r3 = await l.run([
+    "target",
+    "up",
+    "--nqn",
+    SUB2,
+    "--device",
+    l.dev[1],
+    "-a",
+    "10.77.0.1",
+    "--allow-any-host",
+  ]);
+  assert.equal(r3.code, 0, r3.stderr);
+  assert.match(r3.stderr, /warning: subsystem '.*storage-pool-2' allows any host/);
+  const show = JSON.parse((await l.run(["target", "show", "-o", "json"])).stdout);
+  assert.equal(show.ports.length, 1);
+  assert.deepEqual(show.ports[0].subsystems, [SUB1, SUB2]);
+});
+
+Deno.test("the one-line form needs an explicit host choice (usage error, exit 2)", async () => {
+  await using l = await lab();
+  const r = await l.run([
+    "target",
+    "up",
+    "--nqn",
+    SUB1,
+    "--device",
+    l.dev[0],
+    "--traddr",
+    "10.77.0.1",
+  ]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--allow-host HOSTNQN \(repeatable\) or --allow-any-host/);
+  const r2 = await l.run([
+    "target",
+    "up",
+    "--nqn",
+    "bad",
+    "--device",
+    l.dev[0],
+    "--traddr",
+    "10.77.0.1",
+    "--allow-any-host",
+  ]);
+  assert.equal(r2.code, 1);
+  assert.match(r2.stderr, /--nqn: NQN 'bad' is not of the form/);
+});
+
+Deno.test("target show round-trips: up of its output changes nothing", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const shown = await l.run(["target", "show"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /^hosts:\n/);
+  const file = `${l.dir}/shown.yaml`;
+  Deno.writeTextFileSync(file, shown.stdout);
+  const again = await l.run(["target", "up", "-f", file]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /^No changes/);
+});
+
+Deno.test("target down --all removes everything in order and leaves nvmet empty", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const dry = await l.run(["target", "down", "--all", "--dry-run"]);
+  assert.match(dry.stdout, /^Would remove with \d+ step\(s\)/);
+  const r = await l.run(["target", "down", "--all"]);
+  assert.equal(r.code, 0, r.stderr);
+  for (const d of ["hosts", "subsystems", "ports"]) {
+    assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/${d}`).toArray(), []);
+  }
+  const again = await l.run(["target", "down", "--all"]);
+  assert.match(again.stdout, /^Nothing to remove/);
+});
+
+Deno.test("DH-HMAC-CHAP keys go to configfs from a 0600 file and are never printed", async () => {
+  await using l = await lab();
+  const key = `${l.dir}/host1.key`;
+  const secret = "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2Vj:";
+  Deno.writeTextFileSync(key, secret + "\n", { mode: 0o600 });
+  Deno.chmodSync(key, 0o600);
+  const spec = `${l.dir}/auth.yaml`;
+  Deno.writeTextFileSync(spec, stringify({ hosts: [{ nqn: HOST1, dhchap_key_file: key }] }));
+  for (
+    const args of [["target", "up", "-f", spec, "--dry-run", "-o", "json"], [
+      "target",
+      "up",
+      "-f",
+      spec,
+    ]]
+  ) {
+    const r = await l.run(args);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes("c2VjcmV0") && !r.stderr.includes("c2VjcmV0"), "secret leaked");
+  }
+  assert.equal(
+    Deno.readTextFileSync(`${l.configfs}/nvmet/hosts/${HOST1}/dhchap_key`),
+    secret + "\n",
+  );
+  const show = await l.run(["target", "show", "-o", "json"]);
+  assert.ok(!show.stdout.includes("c2VjcmV0"));
+  Deno.chmodSync(key, 0o640);
+  const bad = await l.run(["target", "up", "-f", spec]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /readable or writable by group or others \(mode 640\)/);
+});
+
+Deno.test("target import converts nvmetcli JSON into a spec that validates", async () => {
+  await using l = await lab();
+  const file = `${l.dir}/config.json`;
+  Deno.writeTextFileSync(
+    file,
+    JSON.stringify({
+      hosts: [{ nqn: HOST1 }],
+      ports: [{
+        portid: 2,
+        addr: {
+          trtype: "rdma",
+          adrfam: "ipv4",
+          traddr: "10.77.0.1",
+          trsvcid: "4420",
+          treq: "not specified",
+        },
+        param: { inline_data_size: "-1" },
+        referrals: [],
+        subsystems: [SUB1],
+      }],
+      subsystems: [{
+        nqn: SUB1,
+        attr: { allow_any_host: "0", serial: "abc123", version: "1.3" },
+        allowed_hosts: [HOST1],
+        namespaces: [{
+          nsid: 1,
+          enable: 1,
+          device: {
+            path: l.dev[0],
+            uuid: "0c1e5a8e-7c2b-4a53-9a5e-1f1f3f1f2a01",
+            nguid: "00000000-0000-0000-0000-000000000000",
+          },
+        }],
+      }],
+    }),
+  );
+  const r = await l.run(["target", "import", "--from-nvmetcli", file, "-o", "json"]);
+  assert.equal(r.code, 0, r.stderr);
+  const spec = JSON.parse(r.stdout);
+  assert.deepEqual(spec.ports, [{
+    id: 2,
+    trtype: "rdma",
+    adrfam: "ipv4",
+    traddr: "10.77.0.1",
+    trsvcid: 4420,
+    subsystems: [SUB1],
+  }]);
+  assert.deepEqual(spec.subsystems[0].namespaces, [{
+    nsid: 1,
+    device: l.dev[0],
+    uuid: "0c1e5a8e-7c2b-4a53-9a5e-1f1f3f1f2a01",
+    enabled: true,
+  }]);
+  const out = `${l.dir}/imported.json`;
+  Deno.writeTextFileSync(out, r.stdout);
+  assert.equal((await l.run(["target", "up", "-f", out])).code, 0);
+  const back = JSON.parse((await l.run(["target", "show", "--nvmetcli", "-o", "json"])).stdout);
+  assert.equal(back.ports[0].portid, 2);
+  assert.equal(back.subsystems[0].attr.serial, "abc123");
+  assert.equal(back.subsystems[0].namespaces[0].device.path, l.dev[0]);
+});
+
+Deno.test("target help lists the subcommands and up's help has worked examples", async () => {
+  const r = await nvmeof(["target", "up", "--help"]);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /Examples:\n {2}nvmeof target up -f/);
+  assert.match(r.stdout, /--allow-any-host/);
+  const t = await nvmeof(["target", "--help"]);
+  for (const s of ["up", "down", "show", "check", "import"]) {
+    assert.match(t.stdout, new RegExp(`^ {2}${s} `, "m"));
+  }
+});
+
+Deno.test("two target up at once do not interleave: the second waits for the lock", async () => {
+  await using l = await lab();
+  const [a, b] = await Promise.all([
+    l.run(["target", "up", "-f", l.spec]),
+    l.run(["target", "up", "-f", l.spec]),
+  ]);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(b.code, 0, b.stderr);
+  const outs = [a.stdout, b.stdout].sort();
+  assert.match(outs[0], /^Apply the spec/);
+  assert.match(outs[1], /^No changes/);
+});

@@ -5,6 +5,8 @@
  * Paths are relative to the nvmet root (`<configfs>/nvmet`). Every operation is synchronous: a
  * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
  */
+import { listDir, readText, writeText } from "../fabrics/kfs.ts";
+import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./native.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
 export interface ConfigfsIo {
@@ -51,8 +53,11 @@ function resolveLink(path: string, text: string, root: string): string {
   return parts.join("/");
 }
 
-/** The kernel's configfs (or any directory laid out like it) at `root`. */
-export class RealConfigfs implements ConfigfsIo {
+/**
+ * A plain directory laid out like configfs, through Deno's file API (the stand-in of the tests
+ * builds on it). Not for the kernel's tree: Deno refuses /sys without --allow-all.
+ */
+export class DirectoryConfigfs implements ConfigfsIo {
   readonly root: string;
 
   constructor(root: string) {
@@ -99,7 +104,6 @@ export class RealConfigfs implements ConfigfsIo {
   }
 
   link(path: string, target: string): void {
-    // nvmetcli and the kernel docs use absolute targets; configfs resolves either form.
     Deno.symlinkSync(abs(this.root, target), abs(this.root, path));
   }
 
@@ -109,6 +113,60 @@ export class RealConfigfs implements ConfigfsIo {
 
   readLink(path: string): string {
     return resolveLink(path, Deno.readLinkSync(abs(this.root, path)), this.root);
+  }
+}
+
+/**
+ * The kernel's nvmet configfs at `root`, through libc (see native.ts). An attribute is written
+ * with one write(2) and no O_TRUNC/O_CREAT, as configfs wants; links get absolute targets, as
+ * nvmetcli and the kernel documentation make them.
+ */
+export class KernelConfigfs implements ConfigfsIo {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  exists(path: string): boolean {
+    return fileKind(abs(this.root, path)) !== undefined;
+  }
+
+  isDir(path: string): boolean {
+    return fileKind(abs(this.root, path)) === "dir";
+  }
+
+  list(path: string): string[] {
+    return listDir(abs(this.root, path)).sort();
+  }
+
+  read(path: string): string {
+    return readText(abs(this.root, path)).replace(/\n$/, "");
+  }
+
+  write(path: string, value: string): void {
+    // One write(2); an empty value is written as a newline (a zero-length write sets nothing).
+    writeText(abs(this.root, path), value === "" ? "\n" : value);
+  }
+
+  mkdir(path: string): void {
+    makeDir(abs(this.root, path));
+  }
+
+  rmdir(path: string): void {
+    removeDir(abs(this.root, path));
+  }
+
+  link(path: string, target: string): void {
+    makeLink(abs(this.root, target), abs(this.root, path));
+  }
+
+  unlink(path: string): void {
+    removeLink(abs(this.root, path));
+  }
+
+  readLink(path: string): string {
+    return resolveLink(path, readLinkText(abs(this.root, path)), this.root);
   }
 }
 

@@ -13,7 +13,7 @@
  * injected to prove rollback: `failures` selects a mutating operation by its 1-based ordinal
  * (`#3=EIO`) or by operation and path (`link ports/1/subsystems/nqn.x=EADDRNOTAVAIL`).
  */
-import { RealConfigfs } from "./io.ts";
+import { DirectoryConfigfs } from "./io.ts";
 
 /** One injected failure. */
 export interface InjectedFailure {
@@ -115,7 +115,7 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
 }
 
 /** A temporary directory that behaves like nvmet configfs where the tests need it to. */
-export class StandinConfigfs extends RealConfigfs {
+export class StandinConfigfs extends DirectoryConfigfs {
   #failures: InjectedFailure[];
   #ops = 0;
   /** Every mutating operation attempted, in order (`write subsystems/x/attr_serial`). */

@@ -5,10 +5,12 @@
  * the kernel's refusal by its errno (facts §3.1).
  */
 import type { ConfigfsIo } from "../configfs/io.ts";
-import { errnoName, errnoOf, FailureError } from "../errors.ts";
+import { errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
+import { errnoLabel } from "../configfs/native.ts";
 
 /** The errno name of a filesystem error ("EADDRNOTAVAIL"), or "" when it has none. */
 export function errnoCode(err: unknown): string {
+  if (err instanceof NativeError) return errnoLabel(err.errno);
   const code = (err as { code?: unknown })?.code;
   if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
   const n = errnoOf(err);
@@ -162,20 +164,22 @@ export function applyPlan(io: ConfigfsIo, steps: Step[], options: ApplyOptions =
       done.push(s);
     } catch (err) {
       const rollbackFailures: string[] = [];
+      // Attribute writes inside a directory this run made need no undoing: the rmdir takes them.
+      const made = done.filter((d) => d.op === "mkdir").map((d) => d.path + "/");
       for (const d of done.reverse()) {
+        if (d.op === "write" && made.some((m) => d.path.startsWith(m))) continue;
         for (const u of inverse(d)) {
           try {
             runStep(io, u);
           } catch (uerr) {
-            const en = errnoOf(uerr);
             rollbackFailures.push(
-              `${describeStep(u)}: ${en ? errnoName(en) : (uerr as Error).message}`,
+              `${describeStep(u)}: ${errnoCode(uerr) || (uerr as Error).message}`,
             );
           }
         }
       }
       const errno = errnoCode(err);
-      const num = errnoOf(err);
+      const num = err instanceof NativeError ? err.errno : errnoOf(err);
       const what = errno
         ? (num !== undefined ? `${errno} (${num})` : errno)
         : (err as Error).message;

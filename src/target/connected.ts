@@ -3,10 +3,11 @@
  * (`/sys/kernel/debug/nvmet/<subnqn>/ctrl<N>/hostnqn`, newer kernels) and this host's own
  * fabrics controllers (a host connected over loopback to its own target).
  */
+import { listDir, readText } from "../fabrics/kfs.ts";
 
 function list(dir: string): string[] {
   try {
-    return [...Deno.readDirSync(dir)].map((e) => e.name);
+    return listDir(dir);
   } catch {
     return [];
   }
@@ -14,7 +15,7 @@ function list(dir: string): string[] {
 
 function read(path: string): string | undefined {
   try {
-    return Deno.readTextFileSync(path).trim();
+    return readText(path).trim();
   } catch {
     return undefined;
   }

@@ -2,7 +2,9 @@
  * What the target side needs from the host before it touches configfs: configfs mounted, the
  * nvmet module (and the transport's) loaded, and one writer at a time (a lock).
  */
-import { type ConfigfsIo, RealConfigfs } from "../configfs/io.ts";
+import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
+import { fileKind } from "../configfs/native.ts";
+import { readText } from "../fabrics/kfs.ts";
 import { parseFailures, StandinConfigfs } from "../configfs/standin.ts";
 import { EnvironmentError } from "../errors.ts";
 
@@ -14,12 +16,7 @@ export const TRANSPORT_MODULES: Record<string, string> = {
 };
 
 function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return fileKind(path, { follow: true }) !== undefined;
 }
 
 function isRoot(): boolean {
@@ -37,7 +34,7 @@ function run(cmd: string, args: string[]): { ok: boolean; stderr: string } {
 
 function isConfigfsMounted(dir: string): boolean {
   try {
-    return Deno.readTextFileSync("/proc/mounts").split("\n").some((l) => {
+    return readText("/proc/mounts", 1 << 20).split("\n").some((l) => {
       const f = l.split(" ");
       return f[1] === dir && f[2] === "configfs";
     });
@@ -138,7 +135,7 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
       options.note?.(`Loaded module ${mod}.`);
     }
   }
-  return new RealConfigfs(root);
+  return new KernelConfigfs(root);
 }
 
 /** An exclusive lock held while a run reads and changes one nvmet tree. */

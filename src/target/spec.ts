@@ -4,6 +4,7 @@
  * (`subsystems[0].namespaces[1].device`) and the fix.
  */
 import { parseDocument } from "yaml";
+import { fileKind } from "../configfs/native.ts";
 import { FailureError } from "../errors.ts";
 
 /** A host NQN and its DH-HMAC-CHAP settings. */
@@ -454,20 +455,18 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       const device =
         str(n.device, `${npath}.device`, "the path of a block device or regular file") ?? "";
       if (device && checkFiles) {
-        try {
-          const st = Deno.statSync(device);
-          if (!st.isFile && !st.isBlockDevice) {
-            bad(
-              `${npath}.device`,
-              `'${device}' is neither a block device nor a regular file.`,
-              "Point it at a block device (/dev/…) or an image file.",
-            );
-          }
-        } catch {
+        const kind = fileKind(device, { follow: true });
+        if (kind === undefined) {
           bad(
             `${npath}.device`,
             `device '${device}' does not exist.`,
             "Create it, or fix the path (see lsblk).",
+          );
+        } else if (kind !== "file" && kind !== "block") {
+          bad(
+            `${npath}.device`,
+            `'${device}' is neither a block device nor a regular file.`,
+            "Point it at a block device (/dev/…) or an image file.",
           );
         }
       }

@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { KernelConfigfs } from "../../src/configfs/io.ts";
+import { fileKind } from "../../src/configfs/native.ts";
+import { STAT } from "../../ffi/libc.ts";
+import { tempDir } from "../helpers.ts";
+
+Deno.test("the libc configfs I/O makes, links, lists, reads and removes like the kernel tree needs", async () => {
+  await using t = await tempDir();
+  const io = new KernelConfigfs(t.path);
+  io.mkdir("subsystems");
+  io.mkdir("subsystems/s1");
+  Deno.writeTextFileSync(`${t.path}/subsystems/s1/attr_serial`, "old\n");
+  io.write("subsystems/s1/attr_serial", "abc");
+  assert.equal(io.read("subsystems/s1/attr_serial").slice(0, 3), "abc");
+  io.mkdir("ports");
+  io.mkdir("ports/1");
+  io.link("ports/1/s1", "subsystems/s1");
+  assert.equal(fileKind(`${t.path}/ports/1/s1`), "link");
+  assert.equal(fileKind(`${t.path}/ports/1/s1`, { follow: true }), "dir");
+  assert.equal(io.readLink("ports/1/s1"), "subsystems/s1");
+  assert.deepEqual(io.list("ports/1"), ["s1"]);
+  assert.throws(() => io.mkdir("ports/1"), /mkdir\('.*ports\/1'\) failed: EEXIST \(17\)/);
+  assert.throws(() => io.rmdir("ports"), /ENOTEMPTY \(39\)/);
+  io.unlink("ports/1/s1");
+  io.rmdir("ports/1");
+  assert.equal(io.exists("ports/1"), false);
+});
+
+Deno.test("fileKind tells regular files, directories and character devices apart", () => {
+  const f = Deno.makeTempFileSync();
+  assert.equal(fileKind(f), "file");
+  Deno.removeSync(f);
+  assert.equal(fileKind("/tmp", { follow: true }), "dir");
+  assert.equal(fileKind("/dev/null", { follow: true }), "other");
+  assert.equal(fileKind("/nonexistent/nvmeof"), undefined);
+});
+
+Deno.test("struct stat offsets match the C headers (gcc probe)", async () => {
+  const gcc = await new Deno.Command("sh", { args: ["-c", "command -v gcc"], stdout: "null" })
+    .output();
+  if (!gcc.success) {
+    console.log("skipped: gcc is not installed, so the C layout cannot be probed here");
+    return;
+  }
+  await using t = await tempDir();
+  Deno.writeTextFileSync(
+    `${t.path}/p.c`,
+    `#include <stdio.h>\n#include <stddef.h>\n#include <sys/stat.h>\nint main(void){printf("%zu %zu %zu\\n", sizeof(struct stat), offsetof(struct stat, st_mode), offsetof(struct stat, st_size));return 0;}\n`,
+  );
+  const cc = await new Deno.Command("gcc", { args: ["-o", `${t.path}/p`, `${t.path}/p.c`] })
+    .output();
+  assert.ok(cc.success, new TextDecoder().decode(cc.stderr));
+  const out = await new Deno.Command(`${t.path}/p`, { stdout: "piped" }).output();
+  assert.equal(
+    new TextDecoder().decode(out.stdout).trim(),
+    `${STAT.size} ${STAT.st_mode} ${STAT.st_size}`,
+  );
+});

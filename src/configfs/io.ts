@@ -141,7 +141,7 @@ export class KernelConfigfs implements ConfigfsIo {
   }
 
   read(path: string): string {
-    return readText(abs(this.root, path)).replace(/\n$/, "");
+    return readText(abs(this.root, path), 4096).replace(/\n$/, "");
   }
 
   write(path: string, value: string): void {

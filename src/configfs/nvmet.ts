@@ -49,6 +49,8 @@ export interface LiveNamespace {
   device_path: string;
   device_uuid: string;
   device_nguid: string;
+  /** "1"/"0", or undefined on kernels without the attribute. */
+  buffered_io?: string;
   enable: boolean;
 }
 
@@ -115,6 +117,7 @@ export function readTree(io: ConfigfsIo): LiveTree {
           device_path: io.read(`${ns}/device_path`),
           device_uuid: readIf(io, `${ns}/device_uuid`) ?? "",
           device_nguid: readIf(io, `${ns}/device_nguid`) ?? "",
+          buffered_io: readIf(io, `${ns}/buffered_io`),
           enable: io.read(`${ns}/enable`) === "1",
         };
       });

@@ -5,7 +5,7 @@
  * namespace or port creates that group's attribute files with the kernel's defaults and its
  * default child groups; `rmdir` removes them and refuses (ENOTEMPTY) while user-made children
  * remain; writing a port's `addr_*`/`param_*` while the port has a subsystem link is EACCES; writing
- * a namespace's `device_*` while it is enabled is EBUSY; enabling a namespace whose device does not
+ * a namespace's `device_*` while it is enabled is EBUSY (`buffered_io`: EINVAL); enabling a namespace whose device does not
  * exist is ENOENT; removing a subsystem a port links to is EBUSY; `attr_allow_any_host` 1 with allowed hosts, or a host link while any host is
  * allowed, is EINVAL; linking a subsystem to a port without a transport type is EINVAL.
  *
@@ -161,6 +161,7 @@ export class StandinConfigfs extends DirectoryConfigfs {
       const dir = p.slice(0, 4).join("/");
       const enabled = this.read(`${dir}/enable`) === "1";
       if (/^device_/.test(name) && enabled) throw errnoError("EBUSY", `namespace enabled`);
+      if (name === "buffered_io" && enabled) throw errnoError("EINVAL", `namespace enabled`);
       if (name === "enable" && value.trim() === "1" && !enabled) {
         const dev = this.read(`${dir}/device_path`);
         if (dev === "") throw errnoError("EINVAL", "no device_path");

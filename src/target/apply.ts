@@ -122,7 +122,7 @@ export function explainRefusal(s: Step, e: string): string {
         return "The namespace's device is in use (mounted, or held by another namespace or program). Free it or choose another device.";
       }
       if (e === "EINVAL") {
-        return "The kernel refused the namespace's device (not a block device or file it can use?). Check the device.";
+        return "The kernel refused the namespace's device. A file on a file system without O_DIRECT (tmpfs, some FUSE) needs buffered_io: true on the namespace; otherwise check the device.";
       }
     }
     if (/^(addr|param)_/.test(name) && e === "EACCES") {

@@ -212,6 +212,13 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
           ...(was ? { old: was.device_nguid } : {}),
         });
       }
+      if (ns.buffered_io !== undefined) {
+        const want = ns.buffered_io ? "1" : "0";
+        const old = was?.buffered_io ?? "0";
+        if (old !== want) {
+          writes.push({ op: "write", path: `${nsDir}/buffered_io`, value: want, old });
+        }
+      }
       const enabled = was?.enable ?? false;
       if (!was) steps.push({ op: "mkdir", path: nsDir });
       if (writes.length && enabled) {

@@ -21,6 +21,7 @@ export function treeToSpec(tree: LiveTree): Record<string, unknown> {
       const ns: Record<string, unknown> = { nsid: n.nsid, device: n.device_path };
       if (n.device_uuid && !ZERO.test(n.device_uuid)) ns.uuid = n.device_uuid;
       if (n.device_nguid && !ZERO.test(n.device_nguid)) ns.nguid = n.device_nguid;
+      if (n.buffered_io === "1") ns.buffered_io = true;
       ns.enabled = n.enable;
       return ns;
     });

@@ -24,6 +24,8 @@ export interface NamespaceSpec {
   device: string;
   uuid?: string;
   nguid?: string;
+  /** Use the page cache for a file-backed namespace (needed on file systems without O_DIRECT, e.g. tmpfs). */
+  buffered_io?: boolean;
   enabled: boolean;
 }
 
@@ -450,7 +452,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
           "Write '- nsid: 1' and 'device: /dev/…'.",
         );
       }
-      keys(n, npath, ["nsid", "device", "uuid", "nguid", "enabled"]);
+      keys(n, npath, ["nsid", "device", "uuid", "nguid", "buffered_io", "enabled"]);
       const nsid = int(n.nsid, `${npath}.nsid`, 1, 0xfffffffe) ?? 0;
       const device =
         str(n.device, `${npath}.device`, "the path of a block device or regular file") ?? "";
@@ -478,6 +480,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
         );
       }
       const ns: NamespaceSpec = { nsid, device, enabled: bool(n, "enabled", npath, true) };
+      if (n.buffered_io !== undefined) ns.buffered_io = bool(n, "buffered_io", npath, false);
       const uuid = optStr(n, "uuid", npath, "a UUID");
       if (uuid !== undefined) {
         if (UUID_RE.test(uuid)) ns.uuid = uuid.toLowerCase();

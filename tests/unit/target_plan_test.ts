@@ -159,3 +159,23 @@ Deno.test("DH-HMAC-CHAP keys are written as secrets, and an unchanged key is not
     [],
   );
 });
+
+Deno.test("buffered_io is set before enable, and changing it disables the namespace first", () => {
+  using dev = devices(3);
+  using io = standin();
+  const raw = twoSubsystemSpec(dev);
+  raw.subsystems[1].namespaces[0].buffered_io = true;
+  const first = lines(planUp(readTree(io), validateSpec(raw)));
+  const ns = `subsystems/${SUB2}/namespaces/1`;
+  assert.ok(
+    first.indexOf(`write ${ns}/buffered_io = '1' (was '0')`) <
+      first.indexOf(`write ${ns}/enable = '1' (was '0')`),
+  );
+  applyPlan(io, planUp(readTree(io), validateSpec(raw)));
+  raw.subsystems[1].namespaces[0].buffered_io = false;
+  assert.deepEqual(lines(planUp(readTree(io), validateSpec(raw))), [
+    `write ${ns}/enable = '0' (was '1')`,
+    `write ${ns}/buffered_io = '0' (was '1')`,
+    `write ${ns}/enable = '1' (was '0')`,
+  ]);
+});

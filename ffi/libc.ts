@@ -45,6 +45,28 @@ export const LIBC_SYMBOLS = {
   stat: { parameters: ["buffer", "buffer"], result: "i32" },
   /** int lstat(const char *pathname, struct stat *statbuf); (exported since glibc 2.33) */
   lstat: { parameters: ["buffer", "buffer"], result: "i32" },
+  /** int fcntl(int fd, int cmd, ... int arg); */
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  /**
+   * int poll(struct pollfd *fds, nfds_t nfds, int timeout); bound nonblocking: it runs on a
+   * worker thread and returns a Promise, so a wait never freezes the event loop.
+   */
+  poll_async: {
+    name: "poll",
+    parameters: ["buffer", "u64", "i32"],
+    result: "i32",
+    nonblocking: true,
+  },
+  /** int poll(struct pollfd *fds, nfds_t nfds, int timeout); (for timeout 0 only) */
+  poll: { parameters: ["buffer", "u64", "i32"], result: "i32" },
+  /** int eventfd(unsigned int initval, int flags); */
+  eventfd: { parameters: ["u32", "i32"], result: "i32" },
+  /** int posix_memalign(void **memptr, size_t alignment, size_t size); */
+  posix_memalign: { parameters: ["buffer", "usize", "usize"], result: "i32" },
+  /** void free(void *ptr); */
+  free: { parameters: ["pointer"], result: "void" },
+  /** char *if_indextoname(unsigned int ifindex, char *ifname); */
+  if_indextoname: { parameters: ["u32", "buffer"], result: "pointer" },
   /** int *__errno_location(void); */
   __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -57,6 +79,13 @@ export const O_CLOEXEC = 0o2000000;
 export const SEEK_END = 2;
 export const O_WRONLY = 1;
 export const F_OK = 0;
+/** fcntl commands, poll events and eventfd flags (x86_64 Linux). */
+export const F_GETFL = 3;
+export const F_SETFL = 4;
+export const POLLIN = 1;
+export const EFD_NONBLOCK = 0o4000;
+export const EFD_CLOEXEC = 0o2000000;
+export const EAGAIN = 11;
 /** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
 export const DIRENT_D_NAME = 19;
 

@@ -10,6 +10,7 @@ import { disconnectAllCommand, disconnectCommand } from "./disconnect.ts";
 import { listCommand } from "./list.ts";
 import { hostnqnCommand } from "./hostnqn.ts";
 import { targetCommand } from "./target.ts";
+import { rdmaCommand } from "./rdma.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
@@ -21,5 +22,6 @@ export const COMMANDS: Command[] = [
   listCommand,
   hostnqnCommand,
   targetCommand,
+  rdmaCommand,
   helpCommand(() => COMMANDS),
 ];

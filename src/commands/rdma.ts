@@ -1,0 +1,18 @@
+/**
+ * `nvmeof rdma …`: the RDMA layer itself, over librdmacm and libibverbs through FFI.
+ */
+import type { Command } from "../cli/command.ts";
+import { rdmaDevicesCommand } from "./rdma_devices.ts";
+
+export const rdmaCommand: Command = {
+  name: "rdma",
+  summary: "RDMA devices, connectivity and bandwidth checks (librdmacm/libibverbs over FFI)",
+  description:
+    "Checks the RDMA fabric NVMe over RDMA runs on, with no helper program: list devices, " +
+    "ping a peer over an RDMA-CM connection (RDMA WRITE, READ or SEND), trace the queue pair " +
+    "through its states, talk to rdma-core's rping, and measure bandwidth.",
+  examples: [
+    "nvmeof rdma devices",
+  ],
+  subcommands: [rdmaDevicesCommand],
+};

@@ -1,0 +1,341 @@
+/**
+ * RDMA connection manager objects: EventChannel and CmId. Events are read with the channel fd in
+ * O_NONBLOCK mode after a non-blocking poll, copied out, and acknowledged at once (the private
+ * data they point to is freed by rdma_ack_cm_event, and rdma_destroy_id waits for every ack).
+ */
+import { librdmacm } from "../../ffi/librdmacm.ts";
+import { errno } from "../../ffi/libc.ts";
+import { cmEventName, IBV_QPS, RDMA_PS_TCP } from "../../ffi/enums.ts";
+import {
+  IBV_QP_ATTR as QA,
+  RDMA_CM_EVENT as EV,
+  RDMA_CM_ID as CID,
+  RDMA_CONN_PARAM as CP,
+  RDMA_EVENT_CHANNEL,
+  SOCKADDR_IN,
+  SOCKADDR_IN6,
+} from "../../ffi/structs.ts";
+import { errnoName, NativeError } from "../errors.ts";
+import { addressOf, checkCm, cView } from "./native.ts";
+import {
+  type Canceller,
+  setNonblocking,
+  waitReadable,
+  WaitTimeoutError,
+  wouldBlock,
+} from "./wait.ts";
+import type { QueuePair } from "./verbs.ts";
+
+/** A CM event, copied out of library memory before it was acknowledged. */
+export interface CmEvent {
+  /** The event type value and its name (ADDR_RESOLVED …). */
+  type: number;
+  name: string;
+  /** -errno, or the IB CM reject reason for REJECTED. */
+  status: number;
+  /** The id the event is for (a new child id for CONNECT_REQUEST). */
+  id: Deno.PointerObject;
+  listenId: Deno.PointerValue;
+  privateData: Uint8Array;
+  responderResources: number;
+  initiatorDepth: number;
+}
+
+/** An IPv4 or IPv6 address and port as a struct sockaddr_in/sockaddr_in6. */
+export function sockaddr(host: string, port: number): Uint8Array {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (v4) {
+    const sa = new Uint8Array(SOCKADDR_IN.$size);
+    const dv = new DataView(sa.buffer);
+    dv.setUint16(SOCKADDR_IN.sin_family, 2, true);
+    dv.setUint16(SOCKADDR_IN.sin_port, port, false);
+    for (let i = 0; i < 4; i++) sa[SOCKADDR_IN.sin_addr + i] = Number(v4[i + 1]);
+    return sa;
+  }
+  const bytes = parseIpv6(host);
+  if (!bytes) throw new RangeError(`not an IP address: '${host}'`);
+  const sa = new Uint8Array(SOCKADDR_IN6.$size);
+  const dv = new DataView(sa.buffer);
+  dv.setUint16(SOCKADDR_IN6.sin6_family, 10, true);
+  dv.setUint16(SOCKADDR_IN6.sin6_port, port, false);
+  sa.set(bytes, SOCKADDR_IN6.sin6_addr);
+  return sa;
+}
+
+/** 16 bytes of an IPv6 address in text form, or undefined. */
+export function parseIpv6(text: string): Uint8Array | undefined {
+  if (!/^[0-9a-fA-F:.]+$/.test(text) || !text.includes(":")) return undefined;
+  let s = text;
+  const tail: number[] = [];
+  const m = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (m) {
+    const b = m.slice(2).map(Number);
+    if (b.some((x) => x > 255)) return undefined;
+    tail.push((b[0] << 8) | b[1], (b[2] << 8) | b[3]);
+    s = m[1].endsWith("::") ? m[1] : m[1].slice(0, -1);
+  }
+  const halves = s.split("::");
+  if (halves.length > 2) return undefined;
+  const parts = (
+    x: string,
+  ) => (x ? x.split(":").map((h) => /^[0-9a-fA-F]{1,4}$/.test(h) ? parseInt(h, 16) : -1) : []);
+  const h = parts(halves[0]);
+  const r = halves.length === 2 ? parts(halves[1]) : [];
+  const fill = 8 - tail.length - h.length - r.length;
+  if (halves.length === 1 ? fill !== 0 : fill < 1) return undefined;
+  const words = [...h, ...Array(halves.length === 2 ? fill : 0).fill(0), ...r, ...tail];
+  if (words.length !== 8 || words.some((w) => w < 0)) return undefined;
+  const out = new Uint8Array(16);
+  words.forEach((w, i) => {
+    out[2 * i] = w >> 8;
+    out[2 * i + 1] = w & 0xff;
+  });
+  return out;
+}
+
+/** An rdma_event_channel with its fd in non-blocking mode. */
+export class EventChannel implements Disposable {
+  #ptr: Deno.PointerObject | null;
+  readonly fd: number;
+  readonly #out = new BigUint64Array(1);
+
+  constructor() {
+    const cm = librdmacm();
+    const p = cm.rdma_create_event_channel();
+    if (p === null) {
+      const e = errno();
+      throw new NativeError("rdma_create_event_channel", e, {
+        message: `Cannot open the RDMA connection manager: ${errnoName(e)} (${e}).`,
+        hint: e === 19 || e === 2
+          ? "Load rdma_ucm (modprobe rdma_ucm) and check that /dev/infiniband/rdma_cm exists."
+          : undefined,
+      });
+    }
+    this.#ptr = p;
+    this.fd = cView(p, RDMA_EVENT_CHANNEL.$size).getInt32(RDMA_EVENT_CHANNEL.fd, true);
+    setNonblocking(this.fd);
+  }
+
+  get pointer(): Deno.PointerObject {
+    if (!this.#ptr) throw new Error("event channel is closed");
+    return this.#ptr;
+  }
+
+  /** The next event if one is queued (synchronous, never blocks), else undefined. */
+  poll(): CmEvent | undefined {
+    const cm = librdmacm();
+    const rc = cm.rdma_get_cm_event(this.pointer, this.#out);
+    if (rc !== 0) {
+      const e = errno();
+      if (wouldBlock(e)) return undefined;
+      throw new NativeError("rdma_get_cm_event", e);
+    }
+    const p = Deno.UnsafePointer.create(this.#out[0])!;
+    const dv = cView(p, EV.$size);
+    const len = dv.getUint8(EV["param.conn.private_data_len"]);
+    const pd = new Deno.UnsafePointerView(p).getPointer(EV["param.conn.private_data"]);
+    const type = dv.getUint32(EV.event, true);
+    const ev: CmEvent = {
+      type,
+      name: cmEventName(type),
+      status: dv.getInt32(EV.status, true),
+      id: new Deno.UnsafePointerView(p).getPointer(EV.id)!,
+      listenId: new Deno.UnsafePointerView(p).getPointer(EV.listen_id),
+      privateData: pd && len
+        ? new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(pd, len).slice(0))
+        : new Uint8Array(0),
+      responderResources: dv.getUint8(EV["param.conn.responder_resources"]),
+      initiatorDepth: dv.getUint8(EV["param.conn.initiator_depth"]),
+    };
+    cm.rdma_ack_cm_event(p);
+    return ev;
+  }
+
+  /**
+   * Waits up to `timeoutMs` for the next event (non-blocking poll, then a sync read). Throws
+   * WaitTimeoutError naming `what` when none came, CancelledError when cancelled.
+   */
+  async next(timeoutMs: number, what: string, cancel?: Canceller): Promise<CmEvent> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const ev = this.poll();
+      if (ev) return ev;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new WaitTimeoutError(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+      }
+      await waitReadable(this.fd, Math.ceil(left), cancel);
+    }
+  }
+
+  close(): void {
+    if (!this.#ptr) return;
+    librdmacm().rdma_destroy_event_channel(this.#ptr);
+    this.#ptr = null;
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** Connection parameters (struct rdma_conn_param). */
+export interface ConnParam {
+  privateData?: Uint8Array;
+  responderResources?: number;
+  initiatorDepth?: number;
+  retryCount?: number;
+  rnrRetryCount?: number;
+  qpNum?: number;
+}
+
+function connParam(p: ConnParam): { buf: Uint8Array; keep: Uint8Array | undefined } {
+  const buf = new Uint8Array(CP.$size);
+  const dv = new DataView(buf.buffer);
+  if (p.privateData && p.privateData.length) {
+    dv.setBigUint64(CP.private_data, addressOf(p.privateData), true);
+    dv.setUint8(CP.private_data_len, p.privateData.length);
+  }
+  dv.setUint8(CP.responder_resources, p.responderResources ?? 1);
+  dv.setUint8(CP.initiator_depth, p.initiatorDepth ?? 1);
+  dv.setUint8(CP.retry_count, p.retryCount ?? 7);
+  dv.setUint8(CP.rnr_retry_count, p.rnrRetryCount ?? 7);
+  dv.setUint32(CP.qp_num, p.qpNum ?? 0, true);
+  return { buf, keep: p.privateData };
+}
+
+/**
+ * An rdma_cm_id on an event channel. It owns the QP made for it (closed first) and, for a
+ * listening id, nothing else: child ids from CONNECT_REQUEST are wrapped with `CmId.adopt`.
+ */
+export class CmId implements Disposable {
+  #ptr: Deno.PointerObject | null;
+  readonly channel: EventChannel;
+  #qp: QueuePair | undefined;
+
+  private constructor(ptr: Deno.PointerObject, channel: EventChannel) {
+    this.#ptr = ptr;
+    this.channel = channel;
+  }
+
+  /** rdma_create_id(channel, RDMA_PS_TCP): a reliable-connected id. */
+  static create(channel: EventChannel): CmId {
+    const out = new BigUint64Array(1);
+    checkCm(
+      "rdma_create_id",
+      librdmacm().rdma_create_id(channel.pointer, out, null, RDMA_PS_TCP),
+      "Cannot create an RDMA CM id",
+    );
+    return new CmId(Deno.UnsafePointer.create(out[0])!, channel);
+  }
+
+  /** Takes ownership of the child id of a CONNECT_REQUEST event. */
+  static adopt(ptr: Deno.PointerObject, channel: EventChannel): CmId {
+    return new CmId(ptr, channel);
+  }
+
+  get pointer(): Deno.PointerObject {
+    if (!this.#ptr) throw new Error("CM id is closed");
+    return this.#ptr;
+  }
+
+  /** The device context the id is bound to (NULL until the address is resolved or bound). */
+  get verbs(): Deno.PointerValue {
+    return new Deno.UnsafePointerView(this.pointer).getPointer(CID.verbs);
+  }
+
+  get portNum(): number {
+    return cView(this.pointer, CID.$size).getUint8(CID.port_num);
+  }
+
+  /** Registers the QP this id owns: it is closed before the id. */
+  adoptQp(qp: QueuePair): void {
+    this.#qp = qp;
+  }
+
+  get qp(): QueuePair | undefined {
+    return this.#qp;
+  }
+
+  resolveAddr(dst: Uint8Array, timeoutMs: number): void {
+    checkCm(
+      "rdma_resolve_addr",
+      librdmacm().rdma_resolve_addr(this.pointer, null, dst, timeoutMs),
+      "Cannot start resolving the address",
+    );
+  }
+
+  resolveRoute(timeoutMs: number): void {
+    checkCm(
+      "rdma_resolve_route",
+      librdmacm().rdma_resolve_route(this.pointer, timeoutMs),
+      "Cannot start resolving the route",
+    );
+  }
+
+  bind(addr: Uint8Array): void {
+    checkCm("rdma_bind_addr", librdmacm().rdma_bind_addr(this.pointer, addr), "Cannot bind");
+  }
+
+  listen(backlog: number): void {
+    checkCm("rdma_listen", librdmacm().rdma_listen(this.pointer, backlog), "Cannot listen");
+  }
+
+  connect(p: ConnParam): void {
+    const { buf, keep } = connParam(p);
+    const rc = librdmacm().rdma_connect(this.pointer, buf);
+    checkCm("rdma_connect", rc, "Cannot send the connect request");
+    void keep;
+  }
+
+  accept(p: ConnParam): void {
+    const { buf, keep } = connParam(p);
+    const rc = librdmacm().rdma_accept(this.pointer, buf);
+    checkCm("rdma_accept", rc, "Cannot accept the connection");
+    void keep;
+  }
+
+  reject(privateData?: Uint8Array): void {
+    const pd = privateData ?? new Uint8Array(0);
+    checkCm("rdma_reject", librdmacm().rdma_reject(this.pointer, pd, pd.length));
+  }
+
+  establish(): void {
+    checkCm("rdma_establish", librdmacm().rdma_establish(this.pointer));
+  }
+
+  /** rdma_disconnect; errors are ignored (the peer may be gone already). Returns errno or 0. */
+  disconnect(): number {
+    if (!this.#ptr) return 0;
+    const rc = librdmacm().rdma_disconnect(this.#ptr);
+    return rc === 0 ? 0 : errno();
+  }
+
+  /**
+   * rdma_init_qp_attr for `state`: fills `attr` (struct ibv_qp_attr) and returns the mask of the
+   * attributes the CM decided (path MTU, PSNs, remote QPN, address vector …).
+   */
+  initQpAttr(state: number, attr: Uint8Array): number {
+    attr.fill(0);
+    new DataView(attr.buffer, attr.byteOffset).setUint32(QA.qp_state, state, true);
+    const mask = new Int32Array(1);
+    const rc = librdmacm().rdma_init_qp_attr(this.pointer, attr, mask);
+    checkCm("rdma_init_qp_attr", rc, `Cannot get the QP attributes for ${stateText(state)}`);
+    return mask[0];
+  }
+
+  close(): void {
+    if (!this.#ptr) return;
+    this.#qp?.close();
+    librdmacm().rdma_destroy_id(this.#ptr);
+    this.#ptr = null;
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+function stateText(s: number): string {
+  return Object.entries(IBV_QPS).find(([, v]) => v === s)?.[0] ?? String(s);
+}

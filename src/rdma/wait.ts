@@ -1,0 +1,126 @@
+/**
+ * Waits that never block the event loop: poll(2) bound `nonblocking` (it runs on a worker
+ * thread), on the fd of interest plus an eventfd that cancels every pending wait at once (SIGINT,
+ * SIGTERM, or the program deciding to stop). The caller then makes its C call synchronously.
+ */
+import {
+  EAGAIN,
+  EFD_CLOEXEC,
+  EFD_NONBLOCK,
+  errno,
+  F_GETFL,
+  F_SETFL,
+  libc,
+  O_NONBLOCK,
+  POLLIN,
+} from "../../ffi/libc.ts";
+import { errnoName, FailureError, NativeError } from "../errors.ts";
+
+/** Thrown by a wait when its Canceller fired. */
+export class CancelledError extends FailureError {
+  constructor(reason: string) {
+    super(`Stopped: ${reason}.`);
+  }
+}
+
+/** Thrown by a wait whose time ran out. */
+export class WaitTimeoutError extends FailureError {}
+
+/** Puts `fd` in O_NONBLOCK mode so a sync read on it returns EAGAIN instead of blocking. */
+export function setNonblocking(fd: number): void {
+  const c = libc();
+  const flags = c.fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || c.fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    const e = errno();
+    throw new NativeError("fcntl", e, {
+      message: `Cannot make fd ${fd} non-blocking: ${errnoName(e)} (${e}).`,
+    });
+  }
+}
+
+/**
+ * An eventfd that cancels waits. `cancel()` is idempotent; once fired, every wait through it
+ * throws CancelledError. `onSignals()` fires it on SIGINT/SIGTERM until disposed.
+ */
+export class Canceller implements Disposable {
+  readonly fd: number;
+  #reason: string | undefined;
+  #closed = false;
+  #signals: [Deno.Signal, () => void][] = [];
+
+  constructor() {
+    const fd = libc().eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) {
+      const e = errno();
+      throw new NativeError("eventfd", e);
+    }
+    this.fd = fd;
+  }
+
+  /** Why it fired, or undefined. */
+  get reason(): string | undefined {
+    return this.#reason;
+  }
+
+  /** Fires: every pending and future wait ends with CancelledError(reason). */
+  cancel(reason: string): void {
+    if (this.#reason !== undefined || this.#closed) return;
+    this.#reason = reason;
+    const one = new BigUint64Array([1n]);
+    libc().write(this.fd, new Uint8Array(one.buffer), 8n);
+  }
+
+  /** Throws CancelledError when fired. */
+  check(): void {
+    if (this.#reason !== undefined) throw new CancelledError(this.#reason);
+  }
+
+  /** Cancels on SIGINT and SIGTERM (until close). */
+  onSignals(): this {
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+      const handler = () => this.cancel(`${sig} received`);
+      Deno.addSignalListener(sig, handler);
+      this.#signals.push([sig, handler]);
+    }
+    return this;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const [sig, h] of this.#signals) Deno.removeSignalListener(sig, h);
+    this.#signals = [];
+    libc().close(this.fd);
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * Waits until `fd` is readable, off the main thread. Returns true when readable, false when
+ * `timeoutMs` passed. Throws CancelledError when the canceller fired.
+ */
+export async function waitReadable(
+  fd: number,
+  timeoutMs: number,
+  cancel?: Canceller,
+): Promise<boolean> {
+  cancel?.check();
+  const fds = new Uint8Array(16);
+  const dv = new DataView(fds.buffer);
+  dv.setInt32(0, fd, true);
+  dv.setInt16(4, POLLIN, true);
+  dv.setInt32(8, cancel ? cancel.fd : -1, true);
+  dv.setInt16(12, POLLIN, true);
+  const n = await libc().poll_async(fds, 2n, Math.max(0, Math.min(timeoutMs, 2 ** 31 - 1)));
+  cancel?.check();
+  if (n < 0) return true; // EINTR and friends: let the caller try its call and see
+  return n > 0 && (dv.getInt16(6, true) & ~0) !== 0;
+}
+
+/** Whether errno (read right after a failed call) says "nothing there yet". */
+export function wouldBlock(e: number): boolean {
+  return e === EAGAIN;
+}

@@ -11,10 +11,11 @@ export DENO_DIR="${DENO_DIR:-$NVMEOF_TOOLS/deno-dir}"
 export DENO_NO_UPDATE_CHECK=1
 export DENO_NO_PROMPT=1
 
-# The permissions nvmeof runs with, from source and compiled alike. It reads and writes configfs,
-# sysfs, /dev/nvme-fabrics and /etc/nvme*, calls librdmacm/libibverbs/libc through FFI, reads its
-# environment (NVMEOF_*), may run modprobe, and reads hostname/kernel facts.
-NVMEOF_PERMS=(--allow-read --allow-write --allow-ffi --allow-env --allow-run --allow-sys)
+# The permissions nvmeof runs with, from source and compiled alike. nvmeof reads and writes
+# configfs, sysfs, /dev/nvme-fabrics, /dev/nvmeN and /etc/nvme*, and calls librdmacm, libibverbs
+# and libc through FFI. Deno 2 grants paths under /dev, /proc and /sys only with --allow-all
+# ("Requires all access"), and FFI can reach anything anyway, so finer flags would only pretend.
+NVMEOF_PERMS=(--allow-all)
 
 # deno_bin prints the path of the pinned Deno, installing nothing.
 deno_bin() {

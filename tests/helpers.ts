@@ -37,7 +37,9 @@ export async function nvmeof(
 }
 
 /** A temporary directory removed when disposed: `await using dir = await tempDir()`. */
-export async function tempDir(prefix = "nvmeof-test-"): Promise<AsyncDisposable & { path: string }> {
+export async function tempDir(
+  prefix = "nvmeof-test-",
+): Promise<AsyncDisposable & { path: string }> {
   const path = await Deno.makeTempDir({ prefix });
   return {
     path,

@@ -39,7 +39,7 @@ export interface RunContext {
 export interface CommandResult<T = unknown> {
   data: T;
   /** Text rendering; without it the text output is a generic listing of `data`. */
-  text?: (data: T) => string;
+  text?(data: T): string;
   /** 0 unless the command completed with something failed (never 0 on partial failure). */
   exitCode?: number;
 }

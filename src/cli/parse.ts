@@ -96,7 +96,7 @@ export function parseInvocation(argv: string[], commands: Command[]): Invocation
       hint: `Run '${where} --help' for the flags it takes.`,
     });
   }
-  const values: OptionValues = { ...parsed.values };
+  const values = { ...parsed.values } as OptionValues;
   for (const [name, o] of Object.entries(options)) {
     if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
   }

@@ -10,7 +10,8 @@ export const versionCommand: Command = {
     const info = versionInfo();
     return Promise.resolve({
       data: info,
-      text: (d: Record<string, string>) => `nvmeof ${d.nvmeof} (deno ${d.deno}, v8 ${d.v8}, ${d.os})`,
+      text: (d: Record<string, string>) =>
+        `nvmeof ${d.nvmeof} (deno ${d.deno}, v8 ${d.v8}, ${d.os})`,
     });
   },
 };

@@ -36,7 +36,10 @@ Deno.test("formatError prints the hint, and the cause chain only when verbose", 
     cause: inner,
     hint: "Run 'nvmeof doctor'.",
   });
-  assert.equal(formatError(e, false), "error: Cannot connect to 10.0.0.2:4420.\n  Run 'nvmeof doctor'.");
+  assert.equal(
+    formatError(e, false),
+    "error: Cannot connect to 10.0.0.2:4420.\n  Run 'nvmeof doctor'.",
+  );
   assert.match(formatError(e, true), /caused by: write \/dev\/nvme-fabrics: EIO/);
 });
 

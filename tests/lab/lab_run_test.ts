@@ -1,0 +1,43 @@
+/**
+ * `scripts/lab run` from the host: the contract every e2e test and the demo rely on. Each test
+ * boots a guest (about 10 s under TCG).
+ */
+import assert from "node:assert/strict";
+import { ROOT } from "../helpers.ts";
+
+async function lab(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(`${ROOT}/scripts/lab`, {
+    args: ["run", "-q", ...args],
+    stdin: "null",
+    cwd: `${ROOT}/tests`,
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("lab run: stdout and stderr come back separately and byte-exact, with CMD's exit code", async () => {
+  const r = await lab([
+    "--",
+    "bash",
+    "-c",
+    "pwd; printf 'a\\r\\nb\\n'; echo to-stderr >&2; ibv_devices | grep -c rxe0; exit 7",
+  ]);
+  assert.equal(r.code, 7, r.stderr);
+  assert.equal(r.stdout, `${ROOT}/tests\na\r\nb\n1\n`);
+  assert.equal(r.stderr, "to-stderr\n");
+});
+
+Deno.test("lab run: a command that overruns --timeout is stopped with exit 124", async () => {
+  const t0 = Date.now();
+  const r = await lab(["--timeout", "3", "--", "bash", "-c", "echo started; sleep 60; echo never"]);
+  assert.equal(r.code, 124);
+  assert.equal(r.stdout, "started\n");
+  assert.match(r.stderr, /did not finish within 3 s/);
+  assert.ok(Date.now() - t0 < 60_000, "the guest was not stopped at the bound");
+});
+
+Deno.test("lab run: a usage mistake is exit 2 and boots nothing", async () => {
+  const r = await lab(["--timeout", "soon", "--", "true"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--timeout takes whole seconds/);
+});

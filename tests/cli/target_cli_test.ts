@@ -405,3 +405,27 @@ Deno.test("two target up at once do not interleave: the second waits for the loc
   assert.match(outs[0], /^Apply the spec/);
   assert.match(outs[1], /^No changes/);
 });
+
+Deno.test("without nvmet and no configfs mount point, up is an environment error (exit 3) after validation", async () => {
+  await using l = await lab();
+  const env = { NVMEOF_LOCK_DIR: l.dir };
+  const missing = `${l.dir}/no-configfs`;
+  const r = await nvmeof(["target", "up", "-f", l.spec, "--configfs", missing], { env });
+  assert.equal(r.code, 3, r.stderr);
+  assert.match(
+    r.stderr,
+    /error: (Configfs mount point '.*no-configfs' does not exist|nvmet is not loaded)/,
+  );
+  const dry = await nvmeof(["target", "up", "-f", l.spec, "--configfs", missing, "--dry-run"], {
+    env,
+  });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(
+    dry.stdout,
+    /^Would apply the spec with \d+ step\(s\) \(dry run, nothing changed\):\n {2}mkdir {2}hosts\//,
+  );
+  const show = await nvmeof(["target", "show", "-o", "json", "--configfs", missing], { env });
+  assert.equal(show.code, 0, show.stderr);
+  assert.deepEqual(JSON.parse(show.stdout), { hosts: [], subsystems: [], ports: [] });
+  assert.match(show.stderr, /nvmet is not loaded/);
+});

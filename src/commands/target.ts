@@ -8,7 +8,7 @@ import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import { applyPlan } from "../target/apply.ts";
 import { connectedHosts } from "../target/connected.ts";
-import { lockTarget, openNvmet } from "../target/env.ts";
+import { lockTarget, openNvmet, requireRoot } from "../target/env.ts";
 import { describeStep, planDown, planUp, type Step, stepData } from "../target/plan.ts";
 import { nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
@@ -210,7 +210,9 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
   let spec = oneLine
     ? undefined
     : loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE);
-  using _lock = lockTarget(ctx.global.configfs, ctx.note);
+  if (!dryRun) requireRoot();
+  // A dry run only reads, so it needs neither root nor the lock.
+  using _lock = dryRun ? undefined : lockTarget(ctx.global.configfs, ctx.note);
   const peek = openNvmet(ctx.global.configfs, { prepare: false });
   if (oneLine) spec = oneLineSpec(v, readLive(peek));
   spec = spec!;
@@ -362,7 +364,8 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
   const spec = all
     ? undefined
     : loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE, { checkFiles: false });
-  using _lock = lockTarget(ctx.global.configfs, ctx.note);
+  if (v["dry-run"] !== true) requireRoot();
+  using _lock = v["dry-run"] === true ? undefined : lockTarget(ctx.global.configfs, ctx.note);
   const io = openNvmet(ctx.global.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all, spec });

@@ -48,6 +48,14 @@ export function standinMode(): boolean {
   return Deno.env.get("NVMEOF_CONFIGFS_STANDIN") === "1";
 }
 
+/** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root, or the stand-in). */
+export function requireRoot(): void {
+  if (standinMode() || isRoot()) return;
+  throw new EnvironmentError("Changing nvmet configfs needs root.", {
+    hint: "Run it as root (sudo nvmeof target …); --dry-run shows the plan without root.",
+  });
+}
+
 /** Options of openNvmet. */
 export interface OpenOptions {
   /** Load modules and mount configfs when missing (up); otherwise only look. */
@@ -69,6 +77,7 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
     if (!options.prepare && !exists(root)) return undefined;
     return new StandinConfigfs(root, { failures });
   }
+  if (options.prepare) requireRoot();
   if (!exists(root)) {
     if (!options.prepare) return undefined;
     if (!isRoot()) {

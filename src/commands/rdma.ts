@@ -3,6 +3,8 @@
  */
 import type { Command } from "../cli/command.ts";
 import { rdmaDevicesCommand } from "./rdma_devices.ts";
+import { rdmaPingCommand } from "./rdma_ping.ts";
+import { rdmaBwCommand } from "./rdma_bw.ts";
 
 export const rdmaCommand: Command = {
   name: "rdma",
@@ -13,6 +15,7 @@ export const rdmaCommand: Command = {
     "through its states, talk to rdma-core's rping, and measure bandwidth.",
   examples: [
     "nvmeof rdma devices",
+    "nvmeof rdma ping --server -a 10.77.0.1 &  nvmeof rdma ping -a 10.77.0.1 --trace",
   ],
-  subcommands: [rdmaDevicesCommand],
+  subcommands: [rdmaDevicesCommand, rdmaPingCommand, rdmaBwCommand],
 };

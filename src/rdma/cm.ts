@@ -41,6 +41,11 @@ export interface CmEvent {
   initiatorDepth: number;
 }
 
+/** Whether two C pointers are the same address. */
+export function samePointer(a: Deno.PointerValue, b: Deno.PointerValue): boolean {
+  return Deno.UnsafePointer.value(a) === Deno.UnsafePointer.value(b);
+}
+
 /** An IPv4 or IPv6 address and port as a struct sockaddr_in/sockaddr_in6. */
 export function sockaddr(host: string, port: number): Uint8Array {
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
@@ -121,8 +126,11 @@ export class EventChannel implements Disposable {
     return this.#ptr;
   }
 
+  /** Events read while waiting for another id's, handed out by later waits. */
+  readonly #pending: CmEvent[] = [];
+
   /** The next event if one is queued (synchronous, never blocks), else undefined. */
-  poll(): CmEvent | undefined {
+  #read(): CmEvent | undefined {
     const cm = librdmacm();
     const rc = cm.rdma_get_cm_event(this.pointer, this.#out);
     if (rc !== 0) {
@@ -132,15 +140,16 @@ export class EventChannel implements Disposable {
     }
     const p = Deno.UnsafePointer.create(this.#out[0])!;
     const dv = cView(p, EV.$size);
+    const view = new Deno.UnsafePointerView(p);
     const len = dv.getUint8(EV["param.conn.private_data_len"]);
-    const pd = new Deno.UnsafePointerView(p).getPointer(EV["param.conn.private_data"]);
+    const pd = view.getPointer(EV["param.conn.private_data"]);
     const type = dv.getUint32(EV.event, true);
     const ev: CmEvent = {
       type,
       name: cmEventName(type),
       status: dv.getInt32(EV.status, true),
-      id: new Deno.UnsafePointerView(p).getPointer(EV.id)!,
-      listenId: new Deno.UnsafePointerView(p).getPointer(EV.listen_id),
+      id: view.getPointer(EV.id)!,
+      listenId: view.getPointer(EV.listen_id),
       privateData: pd && len
         ? new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(pd, len).slice(0))
         : new Uint8Array(0),
@@ -151,20 +160,44 @@ export class EventChannel implements Disposable {
     return ev;
   }
 
+  /** The next queued event that `match` accepts, without waiting (others stay queued). */
+  poll(match: (ev: CmEvent) => boolean = () => true): CmEvent | undefined {
+    const i = this.#pending.findIndex(match);
+    if (i >= 0) return this.#pending.splice(i, 1)[0];
+    for (;;) {
+      const ev = this.#read();
+      if (!ev) return undefined;
+      if (match(ev)) return ev;
+      this.#pending.push(ev);
+    }
+  }
+
+  /** Drops queued events of an id that is being destroyed. */
+  discard(id: Deno.PointerObject): void {
+    for (let i = this.#pending.length - 1; i >= 0; i--) {
+      if (samePointer(this.#pending[i].id, id)) this.#pending.splice(i, 1);
+    }
+  }
+
   /**
-   * Waits up to `timeoutMs` for the next event (non-blocking poll, then a sync read). Throws
-   * WaitTimeoutError naming `what` when none came, CancelledError when cancelled.
+   * Waits up to `timeoutMs` for the next event `match` accepts (non-blocking poll, then a sync
+   * read). Throws WaitTimeoutError naming `what` when none came, CancelledError when cancelled.
    */
-  async next(timeoutMs: number, what: string, cancel?: Canceller): Promise<CmEvent> {
+  async next(
+    timeoutMs: number,
+    what: string,
+    cancel?: Canceller,
+    match: (ev: CmEvent) => boolean = () => true,
+  ): Promise<CmEvent> {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const ev = this.poll();
+      const ev = this.poll(match);
       if (ev) return ev;
       const left = deadline - performance.now();
       if (left <= 0) {
         throw new WaitTimeoutError(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
       }
-      await waitReadable(this.fd, Math.ceil(left), cancel);
+      await waitReadable(this.fd, Math.ceil(Math.min(left, 2 ** 31 - 1)), cancel);
     }
   }
 
@@ -327,6 +360,7 @@ export class CmId implements Disposable {
   close(): void {
     if (!this.#ptr) return;
     this.#qp?.close();
+    this.channel.discard(this.#ptr);
     librdmacm().rdma_destroy_id(this.#ptr);
     this.#ptr = null;
   }

@@ -212,18 +212,19 @@ export class CompletionQueue implements Disposable {
   }
 
   /** Status of completion `i` of the last poll. */
+  // C writes `wc` behind the JIT's back: Atomics.load keeps every read a real load.
   status(i: number): number {
-    return this.wcWords[12 * i + 2];
+    return Atomics.load(this.wcWords, 12 * i + 2);
   }
   opcode(i: number): number {
-    return this.wcWords[12 * i + 3];
+    return Atomics.load(this.wcWords, 12 * i + 3);
   }
   byteLen(i: number): number {
-    return this.wcWords[12 * i + 5];
+    return Atomics.load(this.wcWords, 12 * i + 5);
   }
   /** wr_id (low 32 bits) of completion `i`. */
   wrId(i: number): number {
-    return this.wcWords[12 * i];
+    return Atomics.load(this.wcWords, 12 * i);
   }
 
   /** ibv_req_notify_cq(cq, 0): the next completion wakes the channel fd. */

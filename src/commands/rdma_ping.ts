@@ -1,0 +1,211 @@
+/**
+ * `nvmeof rdma ping`: an RC connection over RDMA-CM and a verified ping-pong of RDMA WRITE, READ
+ * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
+ */
+import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
+import { NvmeofError, UsageError } from "../errors.ts";
+import { Listener, Trace, traceLines } from "../rdma/connection.ts";
+import { pingClient, type PingResult, serve, type ServedClient } from "../rdma/ping.ts";
+import { Canceller } from "../rdma/wait.ts";
+import { rpingClient, type RpingResult, rpingServe } from "../rdma/rping.ts";
+
+export const DEFAULT_PORT = 7174;
+
+/** Parses a non-negative integer flag. */
+export function intFlag(
+  v: OptionValues,
+  name: string,
+  def: number,
+  min = 0,
+  max = 2 ** 31 - 1,
+): number {
+  const raw = v[name];
+  if (raw === undefined) return def;
+  const text = String(raw);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not '${text}'.`);
+  }
+  return Number(text);
+}
+
+/** Attaches the trace so far to an error (so a failed connect still shows its steps). */
+export function withTrace(err: unknown, trace: Trace): unknown {
+  if (!trace.enabled || !(err instanceof NvmeofError) || trace.steps.length === 0) return err;
+  const lines = traceLines(trace.steps).join("\n");
+  Object.defineProperty(err, "hint", {
+    value: `${err.hint ? err.hint + "\n" : ""}trace so far:\n${lines}`,
+  });
+  return err;
+}
+
+function clientText(r: PingResult): string {
+  const out: string[] = [];
+  if (r.trace) out.push(...traceLines(r.trace), "");
+  const l = r.latency;
+  out.push(
+    `${r.op} ${r.size} B to ${r.traddr}:${r.trsvcid}: ${r.verified}/${r.count} verified`,
+    `${r.op === "read" ? "read" : "round trip"} µs: min ${l.min_us}  median ${l.median_us}  ` +
+      `p99 ${l.p99_us}  max ${l.max_us}  avg ${l.avg_us}`,
+  );
+  return out.join("\n") + "\n";
+}
+
+function rpingText(r: RpingResult): string {
+  return `rping ${r.size} B × ${r.count} with ${r.traddr}:${r.trsvcid}: ${r.verified} verified\n` +
+    `last: ${r.last_payload}\n`;
+}
+
+interface ServerResult {
+  traddr: string;
+  trsvcid: number;
+  clients: ServedClient[];
+}
+
+function serverText(r: ServerResult): string {
+  const failed = r.clients.filter((c) => c.result !== "ok").length;
+  return `served ${r.clients.length} client(s) on ${r.traddr}:${r.trsvcid}, ${failed} not ok\n`;
+}
+
+/** Runs the server side until SIGINT/SIGTERM (or --clients N): shared by ping and bw. */
+export async function runServer(ctx: RunContext, kind: string): Promise<CommandResult> {
+  const v = ctx.values;
+  const host = (v.traddr as string | undefined) ?? "0.0.0.0";
+  const port = intFlag(v, "port", DEFAULT_PORT, 1, 65535);
+  using cancel = new Canceller().onSignals();
+  using listener = new Listener(host, port);
+  ctx.note(`${kind} server listening on ${host}:${port} (stop with Ctrl-C)`);
+  const common = {
+    timeoutMs: intFlag(v, "timeout", 10000, 1),
+    cancel,
+    maxClients: intFlag(v, "clients", 0),
+    note: ctx.note,
+  };
+  const clients = v.rping
+    ? await rpingServe(listener, {
+      ...common,
+      size: intFlag(v, "size", 65536, 1, 1 << 30),
+      trace: new Trace(false),
+    })
+    : await serve(listener, { ...common, trace: v.trace === true });
+  return {
+    data: { traddr: host, trsvcid: port, clients },
+    text: serverText as (d: unknown) => string,
+  };
+}
+
+export const PING_SHARED_OPTIONS = {
+  server: { type: "boolean", description: "Serve clients one after another until stopped" },
+  traddr: {
+    type: "string",
+    short: "a",
+    value: "ADDR",
+    description: "Server address (client: where to connect; server: where to listen, default all)",
+  },
+  port: {
+    type: "string",
+    short: "p",
+    value: "PORT",
+    description: `RDMA-CM port (default ${DEFAULT_PORT}, rping's)`,
+  },
+  timeout: {
+    type: "string",
+    value: "MS",
+    description: "Bound on every wait: resolution, connection, each completion (default 10000)",
+  },
+  clients: {
+    type: "string",
+    value: "N",
+    description: "Server: stop after N clients (default: serve until SIGINT/SIGTERM)",
+  },
+} as const;
+
+export const rdmaPingCommand: Command = {
+  name: "ping",
+  summary: "Ping a peer over an RDMA-CM connection with RDMA WRITE, READ or SEND",
+  description:
+    "Connects an RC queue pair over RDMA-CM (resolve address and route, connect/accept with " +
+    "private data carrying each side's buffer address, rkey and length), then runs COUNT " +
+    "iterations of the chosen operation on registered buffers, checks every iteration's " +
+    "payload, and prints min/median/p99/max latency. write: the client RDMA-WRITEs, the " +
+    "server sees the bytes arrive and RDMA-WRITEs them back (round trip, like ib_write_lat " +
+    "which prints half of it). read: the client RDMA-READs from the server. send: SEND and " +
+    "echo SEND.\n\n" +
+    "The queue pair is moved RESET → INIT → RTR → RTS by nvmeof itself (rdma_init_qp_attr + " +
+    "ibv_modify_qp), so --trace can show each CM event and each state read back with " +
+    "ibv_query_qp, with path MTU, PSNs and QP numbers.\n\n" +
+    "--rping speaks rdma-core's rping protocol instead (SEND of buffer info in network byte " +
+    "order, RDMA READ, RDMA WRITE, go-ahead SENDs; 16-byte control messages; port 7174), so " +
+    "either side can be rping itself. Sizes as rping's -S (default 64; the server accepts " +
+    "clients up to its --size, default 64 KiB).\n\n" +
+    "--server serves clients one after another until SIGINT/SIGTERM, releasing every " +
+    "resource after each. Memory is registered with the least access each side needs. Every " +
+    "wait is bounded by --timeout; failures name the CM event or completion status.",
+  options: {
+    ...PING_SHARED_OPTIONS,
+    count: { type: "string", short: "c", value: "COUNT", description: "Iterations (default 1000)" },
+    size: { type: "string", value: "BYTES", description: "Payload size (default 64)" },
+    op: { type: "string", value: "OP", description: "write, read or send (default write)" },
+    trace: {
+      type: "boolean",
+      description: "Show CM events and QP transitions with timestamps",
+    },
+    rping: {
+      type: "boolean",
+      description:
+        "Speak rdma-core's rping protocol (client: against rping -s; server: for rping -c)",
+    },
+  },
+  examples: [
+    "nvmeof rdma ping --server -a 10.77.0.1          # serve until Ctrl-C",
+    "nvmeof rdma ping -a 10.77.0.1 -c 1000 --size 4096 --op write",
+    "nvmeof rdma ping -a 10.77.0.1 --op read --trace  # RESET → INIT → RTR → RTS, timed",
+    "nvmeof rdma ping -a 10.77.0.1 --op send -o json",
+    "nvmeof rdma ping --rping -a 10.77.0.1 -c 10     # against: rping -s -a 10.77.0.1 -v -C 10",
+    "nvmeof rdma ping --server --rping -a 10.77.0.1  # for: rping -c -a 10.77.0.1 -C 10 -v -V",
+  ],
+  async run(ctx: RunContext): Promise<CommandResult> {
+    const v = ctx.values;
+    if (v.server) return runServer(ctx, "ping");
+    if (!v.traddr) {
+      throw new UsageError("Say where to connect: -a ADDR.", {
+        hint: "Example: nvmeof rdma ping -a 10.77.0.1 (with 'nvmeof rdma ping --server' there).",
+      });
+    }
+    const op = (v.op as string | undefined) ?? "write";
+    if (op !== "write" && op !== "read" && op !== "send") {
+      throw new UsageError(`--op must be write, read or send, not '${op}'.`);
+    }
+    const trace = new Trace(v.trace === true);
+    using cancel = new Canceller().onSignals();
+    try {
+      if (v.rping) {
+        if (v.op !== undefined) {
+          throw new UsageError("--rping has its own fixed operations: drop --op.");
+        }
+        const r = await rpingClient({
+          host: v.traddr as string,
+          port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
+          size: intFlag(v, "size", 64, 1, 1 << 30),
+          count: intFlag(v, "count", 10, 1),
+          timeoutMs: intFlag(v, "timeout", 10000, 1),
+          trace,
+          cancel,
+        });
+        return { data: r, text: rpingText as (d: unknown) => string };
+      }
+      const r = await pingClient({
+        host: v.traddr as string,
+        port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
+        op,
+        size: intFlag(v, "size", 64, 1, 1 << 30),
+        count: intFlag(v, "count", 1000, 1),
+        timeoutMs: intFlag(v, "timeout", 10000, 1),
+        trace,
+        cancel,
+      });
+      return { data: r, text: clientText as (d: unknown) => string };
+    } catch (err) {
+      throw withTrace(err, trace);
+    }
+  },
+};

@@ -1,0 +1,582 @@
+/**
+ * `rdma ping`: a ping-pong of RDMA WRITE, READ or SEND on registered buffers, with every
+ * iteration's payload verified, and the server that answers it (one client after another).
+ *
+ * Wire protocol (private data, little-endian, 32 bytes), client → server in the REQ and
+ * server → client in the REP: magic "NVMR" u32 @0, version u8 @4, op u8 @5, addr u64 @8,
+ * rkey u32 @16, len u32 @20, count u32 @24, size u32 @28.
+ *
+ * write: the client RDMA-WRITEs iteration i into the server's slot i%2; the server sees the last
+ *   byte change (memory polling, like ib_write_lat), echoes the slot into the client's slot i%2
+ *   with its own RDMA WRITE, then checks it. The client times the round trip and checks the echo.
+ * read: the client RDMA-READs `size` bytes at a per-iteration offset of the server's pattern.
+ * send: the client SENDs; the server receives into slot i%2 and SENDs the same bytes back.
+ */
+import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR, wcStatusName } from "../../ffi/enums.ts";
+import { FailureError, UsageError } from "../errors.ts";
+import {
+  accept,
+  connect,
+  type Connection,
+  type Endpoint,
+  type Listener,
+  type QpSetup,
+  Trace,
+  type TraceStep,
+} from "./connection.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./verbs.ts";
+import type { Canceller } from "./wait.ts";
+
+export type PingOp = "write" | "read" | "send" | "bw";
+const OPS: PingOp[] = ["write", "read", "send", "bw"];
+const MAGIC = 0x524d564e; // "NVMR"
+
+/** The private data both sides exchange. */
+export interface Hello {
+  op: PingOp;
+  addr: bigint;
+  rkey: number;
+  len: number;
+  count: number;
+  size: number;
+}
+
+export function encodeHello(h: Hello): Uint8Array {
+  const b = new Uint8Array(32);
+  const dv = new DataView(b.buffer);
+  dv.setUint32(0, MAGIC, true);
+  dv.setUint8(4, 1);
+  dv.setUint8(5, OPS.indexOf(h.op));
+  dv.setBigUint64(8, h.addr, true);
+  dv.setUint32(16, h.rkey, true);
+  dv.setUint32(20, h.len, true);
+  dv.setUint32(24, h.count, true);
+  dv.setUint32(28, h.size, true);
+  return b;
+}
+
+/** Decodes private data; undefined when it is not ours (wrong length, magic or version). */
+export function decodeHello(b: Uint8Array): Hello | undefined {
+  if (b.length < 32) return undefined;
+  const dv = new DataView(b.buffer, b.byteOffset, b.length);
+  if (dv.getUint32(0, true) !== MAGIC || dv.getUint8(4) !== 1) return undefined;
+  const op = OPS[dv.getUint8(5)];
+  if (!op) return undefined;
+  return {
+    op,
+    addr: dv.getBigUint64(8, true),
+    rkey: dv.getUint32(16, true),
+    len: dv.getUint32(20, true),
+    count: dv.getUint32(24, true),
+    size: dv.getUint32(28, true),
+  };
+}
+
+/** The reference bytes: iteration i's payload is PATTERN[shift(i) .. shift(i) + size). */
+let patternCache: Uint8Array | undefined;
+export function pattern(size: number): Uint8Array {
+  if (!patternCache || patternCache.length < size + 256) {
+    const p = new Uint8Array(Math.max(size + 256, 4096 + 256));
+    for (let k = 0; k < p.length; k++) p[k] = ((k * 7 + (k >> 8) * 13 + 1) & 0xff) || 0x5a;
+    patternCache = p;
+  }
+  return patternCache;
+}
+
+/** Where iteration i's payload starts in the pattern. */
+export function shift(i: number): number {
+  return i % 251;
+}
+
+/** The index of the first differing byte, or -1. */
+export function firstDifference(a: Uint8Array, b: Uint8Array): number {
+  const n = a.length;
+  if (n !== b.length) return 0;
+  for (let k = 0; k < n; k++) if (a[k] !== b[k]) return k;
+  return -1;
+}
+
+/** A completion with an error status. */
+export class CompletionError extends FailureError {
+  readonly status: number;
+  constructor(status: number, opcode: number, when: string) {
+    super(
+      `A work request failed ${when}: ${
+        wcStatusName(status)
+      } (status ${status}, opcode ${opcode}).`,
+      {
+        hint: status === 12
+          ? "Transport retries ran out: the peer stopped answering (process killed or link down)."
+          : status === 10
+          ? "The peer refused the access: its memory region or QP lacks the access flag."
+          : status === 13
+          ? "The peer had no receive posted (RNR retries ran out)."
+          : status === 5
+          ? "The QP went to the error state (the connection was torn down)."
+          : undefined,
+      },
+    );
+    this.status = status;
+  }
+}
+
+/** Latency figures in microseconds. */
+export interface LatencyStats {
+  samples: number;
+  min_us: number;
+  median_us: number;
+  p99_us: number;
+  max_us: number;
+  avg_us: number;
+}
+
+export function latencyStats(samplesMs: number[]): LatencyStats {
+  const s = [...samplesMs].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+  const us = (ms: number) => Math.round(ms * 1000 * 100) / 100;
+  return {
+    samples: s.length,
+    min_us: us(s[0] ?? 0),
+    median_us: us(q(0.5) ?? 0),
+    p99_us: us(q(0.99) ?? 0),
+    max_us: us(s[s.length - 1] ?? 0),
+    avg_us: us(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
+  };
+}
+
+/**
+ * Watches a spinning loop: gives up after `timeoutMs` without progress, and every ~10 ms checks
+ * the CM channel for the peer's DISCONNECTED and lets the event loop run (signals, timers).
+ */
+class Liveness {
+  #deadline = 0;
+  #nextCheck = 0;
+  constructor(
+    readonly conn: Connection,
+    readonly timeoutMs: number,
+    readonly cancel: Canceller | undefined,
+  ) {}
+  progress(): void {
+    const now = performance.now();
+    this.#deadline = now + this.timeoutMs;
+    this.#nextCheck = now + 10;
+  }
+  /** Called every few hundred spins; returns a promise to await when the loop should yield. */
+  slow(what: string, done: number, total: number): Promise<void> | undefined {
+    const now = performance.now();
+    if (now < this.#nextCheck) return undefined;
+    this.#nextCheck = now + 10;
+    this.cancel?.check();
+    const ev = this.conn.pollEnd();
+    if (ev) {
+      throw new FailureError(
+        `The peer went away during the run: ${ev.name} after ${done} of ${total} iterations.`,
+      );
+    }
+    if (now > this.#deadline) {
+      throw new FailureError(
+        `No progress for ${this.timeoutMs} ms waiting for ${what} (iteration ${
+          done + 1
+        } of ${total}).`,
+        { hint: "The peer stopped answering; check that it is still running." },
+      );
+    }
+    return new Promise((r) => setTimeout(r, 0));
+  }
+}
+
+/** Reaps completions; throws on an error status. Returns how many had each opcode kind. */
+function reap(
+  ep: Endpoint,
+  when: string,
+  counts: { send: number; recv: number; recvSlot: number },
+) {
+  const n = ep.cq.poll();
+  if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
+  for (let k = 0; k < n; k++) {
+    const st = ep.cq.status(k);
+    if (st !== 0) throw new CompletionError(st, ep.cq.opcode(k), when);
+    if (ep.cq.opcode(k) & IBV_WC_OPCODE.RECV) {
+      counts.recv++;
+      counts.recvSlot = ep.cq.wrId(k);
+    } else counts.send++;
+  }
+  return n;
+}
+
+function post(ep: Endpoint, wr: WorkRequest, recv = false): void {
+  const rc = recv ? ep.qp.postRecv(wr.address) : ep.qp.postSend(wr.address);
+  if (rc !== 0) {
+    throw new FailureError(`ibv_post_${recv ? "recv" : "send"}() failed: errno ${rc}.`);
+  }
+}
+
+/** Client options. */
+export interface PingOptions {
+  host: string;
+  port: number;
+  op: "write" | "read" | "send";
+  size: number;
+  count: number;
+  timeoutMs: number;
+  trace: Trace;
+  cancel?: Canceller;
+}
+
+/** The client's result. */
+export interface PingResult {
+  traddr: string;
+  trsvcid: number;
+  op: string;
+  size: number;
+  count: number;
+  verified: number;
+  /** Round-trip times (write, send) or read completion times (read). */
+  latency: LatencyStats;
+  local_qp_num?: number;
+  trace?: TraceStep[];
+}
+
+/** Runs the client side of a ping. */
+export async function pingClient(o: PingOptions): Promise<PingResult> {
+  if (o.size < 1 || o.size > 1 << 30) {
+    throw new UsageError(`--size must be 1 … 2^30, not ${o.size}.`);
+  }
+  const trace = o.trace;
+  const pat = pattern(o.size);
+  let tx: MemoryRegion | undefined, rx: MemoryRegion | undefined;
+  const setup: QpSetup = {
+    caps: { maxSendWr: 4, maxRecvWr: 4 },
+    cqe: 16,
+    access: o.op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0,
+    prepare(ep) {
+      // Least access: tx is only read by the local NIC (0); rx is written locally (read
+      // responses, receives) and, for write, remotely.
+      tx = o.op === "read" ? undefined : ep.pd.register(2 * o.size, 0);
+      rx = ep.pd.register(
+        2 * o.size,
+        IBV_ACCESS.LOCAL_WRITE | (o.op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0),
+      );
+      return encodeHello({
+        op: o.op,
+        addr: rx.addr,
+        rkey: rx.rkey,
+        len: 2 * o.size,
+        count: o.count,
+        size: o.size,
+      });
+    },
+  };
+  const conn = await connect({
+    host: o.host,
+    port: o.port,
+    timeoutMs: o.timeoutMs,
+    trace,
+    cancel: o.cancel,
+  }, setup);
+  try {
+    const peer = decodeHello(conn.peerData);
+    if (!peer) {
+      throw new FailureError("The server's reply is not an nvmeof ping reply.", {
+        hint: "Is the peer 'nvmeof rdma ping --server'? For rdma-core's rping use --rping.",
+      });
+    }
+    const samples = await runClientLoop(conn, o, peer, tx, rx!, pat);
+    trace.add("call", "rdma_disconnect");
+    const result: PingResult = {
+      traddr: o.host,
+      trsvcid: o.port,
+      op: o.op,
+      size: o.size,
+      count: o.count,
+      verified: samples.length,
+      latency: latencyStats(samples),
+      local_qp_num: conn.ep.qp.qpNum,
+    };
+    conn.close();
+    if (trace.enabled) result.trace = trace.steps;
+    return result;
+  } finally {
+    conn.close();
+  }
+}
+
+async function runClientLoop(
+  conn: Connection,
+  o: PingOptions,
+  peer: Hello,
+  tx: MemoryRegion | undefined,
+  rx: MemoryRegion,
+  pat: Uint8Array,
+): Promise<number[]> {
+  const ep = conn.ep;
+  const size = o.size;
+  const live = new Liveness(conn, o.timeoutMs, o.cancel);
+  const samples: number[] = [];
+  const counts = { send: 0, recv: 0, recvSlot: 0 };
+  const wr = new WorkRequest("send");
+  const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
+  rwr.forEach((r, s) => r.local(s, rx, s * size, size));
+  if (o.op === "read" && peer.len < size + 251) {
+    throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
+  }
+  for (let i = 0; i < o.count; i++) {
+    const slot = i & 1;
+    const off = slot * size;
+    const expect = pat.subarray(shift(i), shift(i) + size);
+    const last = off + size - 1;
+    rx.bytes[last] = expect[size - 1] ^ 0xff;
+    if (tx) tx.bytes.set(expect, off);
+    if (o.op === "write") {
+      wr.local(i, tx!, off, size).op(
+        IBV_WR.RDMA_WRITE,
+        IBV_SEND.SIGNALED,
+        peer.addr + BigInt(off),
+        peer.rkey,
+      );
+    } else if (o.op === "read") {
+      wr.local(i, rx, off, size).op(
+        IBV_WR.RDMA_READ,
+        IBV_SEND.SIGNALED,
+        peer.addr + BigInt(shift(i)),
+        peer.rkey,
+      );
+    } else {
+      wr.local(i, tx!, off, size).op(IBV_WR.SEND, IBV_SEND.SIGNALED);
+      post(ep, rwr[slot], true);
+    }
+    const sendsBefore = counts.send;
+    const recvsBefore = counts.recv;
+    live.progress();
+    let spins = 0;
+    const t0 = performance.now();
+    post(ep, wr);
+    if (o.op === "write") {
+      const bytes = rx.bytes;
+      const want = expect[size - 1];
+      while (Atomics.load(bytes, last) !== want) {
+        reap(ep, "during the ping", counts);
+        if ((++spins & 255) === 0) {
+          const y = live.slow("the echo", i, o.count);
+          if (y) await y;
+        }
+      }
+    } else if (o.op === "read") {
+      while (counts.send === sendsBefore) {
+        reap(ep, "during the ping", counts);
+        if ((++spins & 255) === 0) {
+          const y = live.slow("the read completion", i, o.count);
+          if (y) await y;
+        }
+      }
+    } else {
+      while (counts.recv === recvsBefore) {
+        reap(ep, "during the ping", counts);
+        if ((++spins & 255) === 0) {
+          const y = live.slow("the echo", i, o.count);
+          if (y) await y;
+        }
+      }
+    }
+    samples.push(performance.now() - t0);
+    // Reap our own send completion before reusing the WR and checking the bytes.
+    while (counts.send === sendsBefore) {
+      reap(ep, "during the ping", counts);
+      if ((++spins & 255) === 0) {
+        const y = live.slow("a send completion", i, o.count);
+        if (y) await y;
+      }
+    }
+    const got = rx.bytes.subarray(off, off + size);
+    const bad = firstDifference(got, expect);
+    if (bad >= 0) {
+      throw new FailureError(
+        `Payload mismatch in iteration ${i} (${o.op}, ${size} bytes) at byte ${bad}: ` +
+          `expected 0x${expect[bad].toString(16)}, got 0x${got[bad].toString(16)}.`,
+      );
+    }
+  }
+  return samples;
+}
+
+/** One client the server handled. */
+export interface ServedClient {
+  client: number;
+  op: string;
+  size: number;
+  count: number;
+  verified: number;
+  result: "ok" | "rejected" | "failed";
+  error?: string;
+}
+
+/** Server options. */
+export interface ServeOptions {
+  timeoutMs: number;
+  trace: boolean;
+  cancel: Canceller;
+  /** Stop after this many clients (0: until cancelled). */
+  maxClients: number;
+  note(line: string): void;
+}
+
+/** Serves ping and bw clients one after another until cancelled. */
+export async function serve(listener: Listener, o: ServeOptions): Promise<ServedClient[]> {
+  const served: ServedClient[] = [];
+  for (let n = 1; o.maxClients === 0 || n <= o.maxClients; n++) {
+    const trace = new Trace(o.trace);
+    let hello: Hello | undefined;
+    let mr: MemoryRegion | undefined;
+    let conn: Connection | undefined;
+    const entry: ServedClient = {
+      client: n,
+      op: "?",
+      size: 0,
+      count: 0,
+      verified: 0,
+      result: "ok",
+    };
+    try {
+      conn = await accept(listener, { timeoutMs: o.timeoutMs, trace, cancel: o.cancel }, (pd) => {
+        hello = decodeHello(pd);
+        if (!hello) return { reject: "not an nvmeof ping client (use --rping for rping)" };
+        const h = hello;
+        if (h.size < 1 || h.size > 1 << 30) return { reject: `size ${h.size} out of range` };
+        entry.op = h.op;
+        entry.size = h.size;
+        entry.count = h.count;
+        const len = h.op === "read" ? h.size + 251 : h.op === "bw" ? h.size : 2 * h.size;
+        const access = h.op === "read"
+          ? IBV_ACCESS.REMOTE_READ
+          : h.op === "send"
+          ? IBV_ACCESS.LOCAL_WRITE
+          : IBV_ACCESS.LOCAL_WRITE | IBV_ACCESS.REMOTE_WRITE;
+        return {
+          setup: {
+            caps: { maxSendWr: 4, maxRecvWr: 4 },
+            cqe: 16,
+            access: h.op === "read"
+              ? IBV_ACCESS.REMOTE_READ
+              : h.op === "send"
+              ? 0
+              : IBV_ACCESS.REMOTE_WRITE,
+            prepare(ep) {
+              mr = ep.pd.register(len, access);
+              if (h.op === "read") mr.bytes.set(pattern(h.size).subarray(0, len));
+              if (h.op === "send") {
+                for (let s = 0; s < 2; s++) {
+                  post(ep, new WorkRequest("recv").local(s, mr, s * h.size, h.size), true);
+                }
+              }
+              return encodeHello({ ...h, addr: mr.addr, rkey: mr.rkey, len });
+            },
+          },
+        };
+      });
+      if (!conn) {
+        entry.result = "rejected";
+        o.note(`client ${n}: rejected (${trace.steps.at(-1)?.detail?.reason ?? "bad request"})`);
+        served.push(entry);
+        continue;
+      }
+      const h = hello!;
+      if (h.op === "write" || h.op === "send") {
+        entry.verified = await echoLoop(conn, h, mr!, o);
+      }
+      // write and send end with the last echo; read and bw are driven by the client alone,
+      // so their end is the client's DISCONNECTED (its death also ends the connection).
+      const gone = await conn.waitDisconnected(
+        h.op === "write" || h.op === "send" ? o.timeoutMs : 2 ** 31 - 1,
+        o.cancel,
+      );
+      if (!gone) throw new FailureError("The client did not disconnect in time.");
+      if (h.op === "read" || h.op === "bw") entry.verified = h.count;
+      o.note(`client ${n}: ${h.op} ${h.size} B × ${h.count}: ok`);
+    } catch (err) {
+      if ((err as Error).name === "CancelledError") {
+        conn?.close();
+        break;
+      }
+      entry.result = "failed";
+      entry.error = (err as Error).message;
+      o.note(`client ${n}: failed: ${entry.error}`);
+    } finally {
+      conn?.close();
+    }
+    served.push(entry);
+  }
+  return served;
+}
+
+/** The server half of write and send: wait for iteration i in slot i%2, echo it, check it. */
+async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOptions) {
+  const ep = conn.ep;
+  const size = h.size;
+  const pat = pattern(size);
+  const live = new Liveness(conn, o.timeoutMs, o.cancel);
+  const counts = { send: 0, recv: 0, recvSlot: 0 };
+  const wr = new WorkRequest("send");
+  const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
+  const bytes = mr.bytes;
+  if (h.op === "write") {
+    bytes[size - 1] = pat[shift(0) + size - 1] ^ 0xff;
+    bytes[2 * size - 1] = pat[shift(1) + size - 1] ^ 0xff;
+  }
+  let verified = 0;
+  for (let i = 0; i < h.count; i++) {
+    const slot = i & 1;
+    const off = slot * size;
+    const expect = pat.subarray(shift(i), shift(i) + size);
+    live.progress();
+    let spins = 0;
+    if (h.op === "write") {
+      const want = expect[size - 1];
+      while (Atomics.load(bytes, off + size - 1) !== want) {
+        reap(ep, "while serving", counts);
+        if ((++spins & 255) === 0) {
+          const y = live.slow("the next write", i, h.count);
+          if (y) await y;
+        }
+      }
+      // The other slot's echo (i-1) has reached the client, since the client wrote i: re-arm it.
+      if (i + 1 < h.count) {
+        bytes[(1 - slot) * size + size - 1] = pat[shift(i + 1) + size - 1] ^ 0xff;
+      }
+      wr.local(i, mr, off, size).op(
+        IBV_WR.RDMA_WRITE,
+        IBV_SEND.SIGNALED,
+        h.addr + BigInt(off),
+        h.rkey,
+      );
+      post(ep, wr);
+    } else {
+      // Completions of iteration i may have been reaped already while waiting for i-1's echo.
+      while (counts.recv <= i) {
+        reap(ep, "while serving", counts);
+        if ((++spins & 255) === 0) {
+          const y = live.slow("the next send", i, h.count);
+          if (y) await y;
+        }
+      }
+      wr.local(i, mr, off, size).op(IBV_WR.SEND, IBV_SEND.SIGNALED);
+      post(ep, wr);
+      post(ep, rwr[slot], true);
+    }
+    const got = bytes.subarray(off, off + size);
+    const bad = firstDifference(got, expect);
+    if (bad >= 0) {
+      throw new FailureError(`Payload mismatch from the client in iteration ${i} at byte ${bad}.`);
+    }
+    verified++;
+    const sends = counts.send;
+    while (counts.send === sends && counts.send < i + 1) {
+      reap(ep, "while serving", counts);
+      if ((++spins & 255) === 0) {
+        const y = live.slow("an echo completion", i, h.count);
+        if (y) await y;
+      }
+    }
+  }
+  return verified;
+}

@@ -1,7 +1,7 @@
 /**
  * `nvmeof connect` and `nvmeof connect-all`: I/O controllers through /dev/nvme-fabrics.
  */
-import type { Command, OptionValues, RunContext } from "../cli/command.ts";
+import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
 import { type ConnectResult, connectSubsystem, humanSize } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
@@ -17,14 +17,29 @@ import {
 } from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import {
+  checkInt,
   checkNqn,
   type ConnectOptions,
+  DISCOVERY_NQN,
   isIpv4,
   isIpv6,
   redactedOptionString,
   type Transport,
 } from "../fabrics/options.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
+import { connectionsFile, persistPaths } from "../persist/paths.ts";
+import {
+  describeSaved,
+  isDiscoveryEntry,
+  loadConnections,
+  mergeConnections,
+  optionsFromSaved,
+  saveConnections,
+  type SavedConnection,
+  savedFromOptions,
+} from "../persist/connections.ts";
+import { retrySaved } from "../persist/retry.ts";
+import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 
 /** Builds the complete, validated options from the fabrics flags (host identity resolved). */
 export async function connectOptionsFromFlags(
@@ -83,15 +98,40 @@ each host NQN with one host ID. The DH-HMAC-CHAP secret is read from a file, nev
 
 Values are checked before anything is written: NQNs under 223 bytes, IP addresses, queue
 size 16..1024. Root is needed (except for --dry-run).`,
-  options: CONNECT_FLAGS,
+  options: {
+    ...CONNECT_FLAGS,
+    persist: {
+      type: "boolean",
+      description: "Also save the connection in /etc/nvmeof/connections.yaml (reconnected at boot)",
+    },
+    saved: {
+      type: "boolean",
+      description: "Connect every saved connection instead (what nvmeof-autoconnect.service runs)",
+    },
+    "retry-for": {
+      type: "string",
+      value: "SECONDS",
+      description:
+        `With --saved: keep retrying unreachable targets with backoff (1 s doubling to 15 s) for this long (default ${DEFAULT_RETRY_FOR}; 0 = try once)`,
+    },
+  },
   examples: [
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # rdma, port 4420",
     "nvmeof connect -t rdma -a 10.0.0.2 -s 4420 -n nqn.2024-01.io.example:disk1 -i 4 -Q 128",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dry-run   # print the option string",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -o json",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dhchap-secret-file /etc/nvme/disk1.key",
+    "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --persist   # and at every boot",
+    "nvmeof connect --saved   # (re)connect all saved connections",
+    "nvmeof connect --saved --retry-for 300 -o json   # wait up to 5 min for late targets",
   ],
   async run(ctx) {
+    if (ctx.values.saved === true) return await connectSavedRun(ctx);
+    if (ctx.values["retry-for"] !== undefined) {
+      throw new UsageError("--retry-for only applies to --saved.", {
+        hint: "Add --saved, or drop --retry-for.",
+      });
+    }
     const nqnValue = ctx.values.nqn;
     if (typeof nqnValue !== "string") {
       throw new UsageError("The subsystem NQN is missing.", {
@@ -100,18 +140,154 @@ size 16..1024. Root is needed (except for --dry-run).`,
     }
     const paths = fabricsPaths();
     const opts = await connectOptionsFromFlags(ctx.values, paths, checkNqn(nqnValue, "-n/--nqn"));
+    const persist = ctx.values.persist === true
+      ? savedFromOptions(opts, absolute(ctx.values["dhchap-secret-file"] as string | undefined))
+      : undefined;
     if (ctx.values["dry-run"] === true) {
       const data = {
         dry_run: true,
         device: `${paths.dev}/nvme-fabrics`,
         option_string: redactedOptionString(opts),
+        ...(persist ? { would_save: persist } : {}),
       };
-      return { data, text: () => data.option_string };
+      return {
+        data,
+        text: () =>
+          data.option_string +
+          (persist ? `\nwould save: ${describeSaved(persist)} in ${savedFile()}` : ""),
+      };
     }
     const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
-    return { data: r, text: () => connectText(r) };
+    if (!persist) return { data: r, text: () => connectText(r) };
+    const saved = await persistEntries([persist]);
+    return {
+      data: { ...r, saved: saved.file },
+      text: () => `${connectText(r)}\n${saved.text}`,
+    };
   },
 };
+
+function absolute(file: string | undefined): string | undefined {
+  return file === undefined || file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
+}
+
+function savedFile(): string {
+  return connectionsFile(persistPaths());
+}
+
+/** Adds entries to the connections file; returns its path and a line saying what changed. */
+async function persistEntries(add: SavedConnection[]): Promise<{ file: string; text: string }> {
+  const file = savedFile();
+  const merged = mergeConnections(await loadConnections(file), add);
+  if (merged.added.length || merged.replaced.length) await saveConnections(file, merged.list);
+  const what = merged.added.length
+    ? "saved"
+    : merged.replaced.length
+    ? "updated the saved entry"
+    : "already saved";
+  return { file, text: `${what} in ${file} (reconnected at boot by nvmeof-autoconnect.service)` };
+}
+
+/** A row of `connect --saved`: one per controller, as in connect-all. */
+interface SavedRow extends ConnectAllRow {
+  /** "discovery" for rows that came from a saved discovery controller. */
+  via?: string;
+}
+
+function retryForMs(values: OptionValues): number {
+  const v = values["retry-for"];
+  const s = typeof v === "string" ? v : String(DEFAULT_RETRY_FOR);
+  return 1000 * checkInt(s, "--retry-for", 0, 86400, "seconds to keep retrying, 0 = once");
+}
+
+async function connectSavedRun(ctx: RunContext): Promise<CommandResult> {
+  for (const f of ["traddr", "nqn", "hostnqn", "hostid", "host-traddr", "dhchap-secret-file"]) {
+    if (ctx.values[f] !== undefined) {
+      throw new UsageError(`--saved connects the saved connections; --${f} does not apply.`, {
+        hint: "Drop the address flags, or connect one subsystem without --saved.",
+      });
+    }
+  }
+  if (ctx.values.persist === true) {
+    throw new UsageError("--saved and --persist exclude each other.", { hint: "Use one." });
+  }
+  const bound = retryForMs(ctx.values);
+  const file = savedFile();
+  const entries = await loadConnections(file);
+  if (ctx.values["dry-run"] === true) {
+    const opts = await Promise.all(entries.map(optionsFromSaved));
+    const data = {
+      dry_run: true,
+      file,
+      connections: opts.map((o, i) => ({
+        ...(isDiscoveryEntry(entries[i]) ? { connect_all: true } : {}),
+        option_string: redactedOptionString(o),
+      })),
+    };
+    return {
+      data,
+      text: () =>
+        data.connections.length
+          ? data.connections.map((c) => (c.connect_all ? "connect-all via " : "") + c.option_string)
+            .join("\n")
+          : `no saved connections in ${file}`,
+    };
+  }
+  const paths = fabricsPaths();
+  const note = ctx.note;
+  const result = await retrySaved<SavedConnection, SavedRow>(
+    entries,
+    async (c) => {
+      const opts = await optionsFromSaved(c);
+      if (isDiscoveryEntry(c)) {
+        const log = await discover(paths, opts);
+        const rows: SavedRow[] = (await connectEntries(paths, opts, log.entries, true, ctx)).map(
+          (r) => ({ ...r, via: `discovery ${opts.traddr}:${opts.trsvcid}` }),
+        );
+        const failed = rows.filter((r) => r.status === "failed");
+        return {
+          rows,
+          done: failed.length === 0,
+          reason: failed.map((r) => `'${r.subnqn}': ${r.reason}`).join("; "),
+        };
+      }
+      const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
+      return {
+        rows: [{
+          subnqn: r.subsysnqn,
+          trtype: r.transport,
+          traddr: r.traddr,
+          trsvcid: r.trsvcid,
+          status: r.existing ? "already connected" : "connected",
+          device: r.device,
+          namespaces: r.namespaces.map((n) => n.device),
+        }],
+        done: true,
+      };
+    },
+    describeSaved,
+    (c, reason) => ({
+      subnqn: c.nqn,
+      trtype: c.transport,
+      traddr: c.traddr,
+      trsvcid: c.trsvcid,
+      status: "failed",
+      reason,
+    }),
+    { retryForMs: bound, note },
+  );
+  const data = {
+    file,
+    attempts: result.attempts,
+    elapsed_ms: result.elapsed_ms,
+    records: result.rows,
+  };
+  return {
+    data,
+    text: () => entries.length === 0 ? `no saved connections in ${file}` : connectAllText(data),
+    exitCode: result.rows.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
+  };
+}
 
 /** One row of connect-all's report. */
 interface ConnectAllRow {
@@ -230,20 +406,38 @@ export const connectAllCommand: Command = {
 Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
 entry of the same transport, skipping those already connected and the discovery entries.
 Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.`,
-  options: { ...ADDRESS_FLAGS, ...HOST_FLAGS, ...TUNING_FLAGS },
+  options: {
+    ...ADDRESS_FLAGS,
+    ...HOST_FLAGS,
+    ...TUNING_FLAGS,
+    persist: {
+      type: "boolean",
+      description:
+        "Also save this discovery controller in /etc/nvmeof/connections.yaml: at boot every subsystem it lists is connected",
+    },
+  },
   examples: [
     "nvmeof connect-all -a 10.0.0.2",
     "nvmeof connect-all -t rdma -a 10.0.0.2 -s 4420 -i 4 -o json",
+    "nvmeof connect-all -a 10.0.0.2 --persist   # and again at every boot",
   ],
   async run(ctx) {
     const paths = fabricsPaths();
     const base = await connectOptionsFromFlags(ctx.values, paths, "");
     const log = await discover(paths, base);
     const records = await connectEntries(paths, base, log.entries, true, ctx);
-    const data = { genctr: log.genctr, records };
+    const saved = ctx.values.persist === true
+      ? await persistEntries([
+        savedFromOptions(
+          { ...base, nqn: DISCOVERY_NQN },
+          absolute(ctx.values["dhchap-secret-file"] as string | undefined),
+        ),
+      ])
+      : undefined;
+    const data = { genctr: log.genctr, records, ...(saved ? { saved: saved.file } : {}) };
     return {
       data,
-      text: () => connectAllText(data),
+      text: () => connectAllText(data) + (saved ? `\n${saved.text}` : ""),
       exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
     };
   },

@@ -11,6 +11,9 @@ import { listCommand } from "./list.ts";
 import { hostnqnCommand } from "./hostnqn.ts";
 import { targetCommand } from "./target.ts";
 import { rdmaCommand } from "./rdma.ts";
+import { connectionsCommand } from "./connections.ts";
+import { disableAutoconnectCommand, enableAutoconnectCommand } from "./autoconnect.ts";
+import { completionsCommand } from "./completions.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
@@ -20,8 +23,12 @@ export const COMMANDS: Command[] = [
   disconnectCommand,
   disconnectAllCommand,
   listCommand,
+  connectionsCommand,
+  enableAutoconnectCommand,
+  disableAutoconnectCommand,
   hostnqnCommand,
   targetCommand,
   rdmaCommand,
+  completionsCommand(() => COMMANDS),
   helpCommand(() => COMMANDS),
 ];

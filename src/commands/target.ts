@@ -6,6 +6,8 @@ import type { Command, CommandResult, OptionValues, RunContext } from "../cli/co
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { FailureError, UsageError } from "../errors.ts";
+import { targetDisableCommand, targetEnableCommand } from "./target_enable.ts";
+import { targetSchemaCommand } from "./target_schema.ts";
 import { applyPlan } from "../target/apply.ts";
 import { connectedHosts } from "../target/connected.ts";
 import { lockTarget, openNvmet, requireRoot } from "../target/env.ts";
@@ -533,7 +535,16 @@ nvmeof and are left out with a note; DH-HMAC-CHAP keys must be moved to key file
 export const targetCommand: Command = {
   name: "target",
   summary: "Configure this host as an NVMe-oF target (nvmet) from a spec",
-  subcommands: [upCommand, downCommand, showCommand, checkCommand, importCommand],
+  subcommands: [
+    upCommand,
+    downCommand,
+    showCommand,
+    checkCommand,
+    importCommand,
+    targetEnableCommand,
+    targetDisableCommand,
+    targetSchemaCommand,
+  ],
   examples: [
     "nvmeof target check -f /etc/nvmeof/target.yaml",
     "nvmeof target up -f /etc/nvmeof/target.yaml",

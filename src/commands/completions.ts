@@ -1,0 +1,43 @@
+/**
+ * `nvmeof completions bash|zsh|fish`: shell completion generated from the command table.
+ */
+import type { Command } from "../cli/command.ts";
+import { bashCompletion, fishCompletion, zshCompletion } from "../cli/completions.ts";
+import { UsageError } from "../errors.ts";
+
+const SHELLS: Record<string, (c: Command[]) => string> = {
+  bash: bashCompletion,
+  zsh: zshCompletion,
+  fish: fishCompletion,
+};
+
+/** Builds `nvmeof completions` over the given table. */
+export function completionsCommand(table: () => Command[]): Command {
+  return {
+    name: "completions",
+    summary: "Print the shell completion script for bash, zsh or fish",
+    args: "<bash|zsh|fish>",
+    description: `
+Generated from nvmeof's own command table, so every command, subcommand and flag is offered,
+and nothing else. Flags taking a FILE complete paths; -o completes text and json.`,
+    examples: [
+      "nvmeof completions bash > /etc/bash_completion.d/nvmeof",
+      "source <(nvmeof completions bash)   # this shell only",
+      'nvmeof completions zsh > "${fpath[1]}/_nvmeof"',
+      "nvmeof completions fish > ~/.config/fish/completions/nvmeof.fish",
+    ],
+    run(ctx) {
+      const shell = ctx.positionals[0];
+      if (ctx.positionals.length !== 1 || !SHELLS[shell]) {
+        throw new UsageError(
+          shell === undefined
+            ? "Name the shell."
+            : `No completion for shell '${ctx.positionals.join(" ")}'.`,
+          { hint: "Use: nvmeof completions bash|zsh|fish." },
+        );
+      }
+      const script = SHELLS[shell](table());
+      return Promise.resolve({ data: { shell, script }, text: () => script });
+    },
+  };
+}

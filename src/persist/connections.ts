@@ -1,0 +1,294 @@
+/**
+ * Saved connections: /etc/nvmeof/connections.yaml, written by `connect --persist` and
+ * `connect-all --persist` (or imported from nvme-cli), read by `connect --saved` at boot.
+ *
+ * Each entry is one controller to connect, with the host identity it was made with. An entry
+ * whose nqn is the discovery NQN stands for a discovery controller: `--saved` runs connect-all
+ * through it, as nvme-cli does with the lines of /etc/nvme/discovery.conf. Keys are the option
+ * string's names. Secrets are never stored here, only the path of the file holding them.
+ */
+import { FailureError, UsageError } from "../errors.ts";
+import {
+  checkAddress,
+  checkDhchapSecret,
+  checkInt,
+  checkNqn,
+  checkTrsvcid,
+  type ConnectOptions,
+  DISCOVERY_NQN,
+  isUuid,
+  type Transport,
+  TRANSPORTS,
+} from "../fabrics/options.ts";
+
+/** One saved connection. */
+export interface SavedConnection {
+  transport: Transport;
+  traddr: string;
+  trsvcid: string;
+  /** Subsystem NQN, or the discovery NQN for "connect-all through this discovery controller". */
+  nqn: string;
+  hostnqn: string;
+  hostid: string;
+  host_traddr?: string;
+  nr_io_queues?: number;
+  queue_size?: number;
+  keep_alive_tmo?: number;
+  reconnect_delay?: number;
+  ctrl_loss_tmo?: number;
+  /** File holding the DH-HMAC-CHAP host secret (never the secret itself). */
+  dhchap_secret_file?: string;
+}
+
+const INT_KEYS: Array<[keyof SavedConnection, number, number]> = [
+  ["nr_io_queues", 1, 65535],
+  ["queue_size", 16, 1024],
+  ["keep_alive_tmo", 0, 65535],
+  ["reconnect_delay", 1, 86400],
+  ["ctrl_loss_tmo", -1, 2147483647],
+];
+const KEYS = [
+  "transport",
+  "traddr",
+  "trsvcid",
+  "nqn",
+  "hostnqn",
+  "hostid",
+  "host_traddr",
+  ...INT_KEYS.map(([k]) => k),
+  "dhchap_secret_file",
+];
+
+/** True for an entry that stands for a discovery controller (connect-all through it). */
+export function isDiscoveryEntry(c: SavedConnection): boolean {
+  return c.nqn === DISCOVERY_NQN;
+}
+
+/** The key that makes two entries the same connection (nvme-cli's duplicate rule, facts §2.5). */
+export function connectionKey(c: SavedConnection): string {
+  return [c.hostnqn, c.nqn, c.transport, c.traddr, c.trsvcid, c.host_traddr ?? ""].join("|");
+}
+
+/** The saved entry for connect options (the secret is replaced by the file it came from). */
+export function savedFromOptions(o: ConnectOptions, secretFile?: string): SavedConnection {
+  if (!o.hostnqn || !o.hostid) {
+    throw new FailureError("Cannot save a connection without its host NQN and host ID.", {
+      hint: "Pass -q/--hostnqn and -I/--hostid, or create /etc/nvme/hostnqn and hostid.",
+    });
+  }
+  const c: SavedConnection = {
+    transport: o.transport,
+    traddr: o.traddr,
+    trsvcid: o.trsvcid,
+    nqn: o.nqn,
+    hostnqn: o.hostnqn,
+    hostid: o.hostid,
+  };
+  if (o.hostTraddr !== undefined) c.host_traddr = o.hostTraddr;
+  if (o.nrIoQueues !== undefined) c.nr_io_queues = o.nrIoQueues;
+  if (o.queueSize !== undefined) c.queue_size = o.queueSize;
+  if (o.keepAliveTmo !== undefined) c.keep_alive_tmo = o.keepAliveTmo;
+  if (o.reconnectDelay !== undefined) c.reconnect_delay = o.reconnectDelay;
+  if (o.ctrlLossTmo !== undefined) c.ctrl_loss_tmo = o.ctrlLossTmo;
+  if (secretFile !== undefined) c.dhchap_secret_file = secretFile;
+  return c;
+}
+
+/** The connect options of a saved entry; reads the secret file when there is one. */
+export async function optionsFromSaved(c: SavedConnection): Promise<ConnectOptions> {
+  const o: ConnectOptions = {
+    transport: c.transport,
+    traddr: c.traddr,
+    trsvcid: c.trsvcid,
+    nqn: c.nqn,
+    hostnqn: c.hostnqn,
+    hostid: c.hostid,
+  };
+  if (c.host_traddr !== undefined) o.hostTraddr = c.host_traddr;
+  if (c.nr_io_queues !== undefined) o.nrIoQueues = c.nr_io_queues;
+  if (c.queue_size !== undefined) o.queueSize = c.queue_size;
+  if (c.keep_alive_tmo !== undefined) o.keepAliveTmo = c.keep_alive_tmo;
+  if (c.reconnect_delay !== undefined) o.reconnectDelay = c.reconnect_delay;
+  if (c.ctrl_loss_tmo !== undefined) o.ctrlLossTmo = c.ctrl_loss_tmo;
+  if (c.dhchap_secret_file !== undefined) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(c.dhchap_secret_file);
+    } catch (err) {
+      throw new UsageError(
+        `Cannot read the DH-HMAC-CHAP secret file '${c.dhchap_secret_file}' of the saved ` +
+          `connection to '${c.nqn}': ${(err as Error).message}`,
+        { cause: err, hint: "Restore the file, or remove the connection and save it again." },
+      );
+    }
+    o.dhchapSecret = checkDhchapSecret(text, c.dhchap_secret_file);
+  }
+  return o;
+}
+
+/**
+ * Checks one raw entry (from YAML) and returns it typed; `where` names it in errors
+ * (`'/etc/nvmeof/connections.yaml' connections[2]`).
+ */
+export function validateSaved(raw: unknown, where: string): SavedConnection {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new UsageError(`${where} is not a mapping.`, {
+      hint: "Each entry has transport, traddr, trsvcid, nqn, hostnqn and hostid keys.",
+    });
+  }
+  const r = raw as Record<string, unknown>;
+  for (const k of Object.keys(r)) {
+    if (!KEYS.includes(k)) {
+      throw new UsageError(`${where}.${k} is not a known key.`, {
+        hint: `Remove it; known keys: ${KEYS.join(", ")}.`,
+      });
+    }
+  }
+  const s = (k: string): string | undefined =>
+    r[k] === undefined || r[k] === null ? undefined : String(r[k]);
+  const need = (k: string): string => {
+    const v = s(k);
+    if (v === undefined || v === "") {
+      throw new UsageError(`${where}.${k} is missing.`, {
+        hint: "Save the connection again with 'nvmeof connect --persist …'.",
+      });
+    }
+    return v;
+  };
+  const transport = need("transport");
+  if (!(TRANSPORTS as readonly string[]).includes(transport)) {
+    throw new UsageError(`${where}.transport '${transport}' is not supported.`, {
+      hint: "Use rdma or tcp.",
+    });
+  }
+  const hostid = need("hostid").toLowerCase();
+  if (!isUuid(hostid)) {
+    throw new UsageError(`${where}.hostid '${hostid}' is not a UUID.`, {
+      hint: "Write the host's 8-4-4-4-12 hex UUID (see /etc/nvme/hostid).",
+    });
+  }
+  const c: SavedConnection = {
+    transport: transport as Transport,
+    traddr: checkAddress(need("traddr"), `${where}.traddr`),
+    trsvcid: checkTrsvcid(s("trsvcid") ?? "4420", `${where}.trsvcid`),
+    nqn: checkNqn(need("nqn"), `${where}.nqn`),
+    hostnqn: checkNqn(need("hostnqn"), `${where}.hostnqn`),
+    hostid,
+  };
+  const ht = s("host_traddr");
+  if (ht !== undefined) c.host_traddr = checkAddress(ht, `${where}.host_traddr`);
+  for (const [k, min, max] of INT_KEYS) {
+    const v = s(k);
+    if (v !== undefined) {
+      (c as unknown as Record<string, number>)[k] = checkInt(v, `${where}.${k}`, min, max);
+    }
+  }
+  const f = s("dhchap_secret_file");
+  if (f !== undefined) {
+    if (!f.startsWith("/")) {
+      throw new UsageError(`${where}.dhchap_secret_file '${f}' is not an absolute path.`, {
+        hint: "Write the full path of the key file.",
+      });
+    }
+    c.dhchap_secret_file = f;
+  }
+  return c;
+}
+
+const HEADER = "# Saved NVMe-oF connections of this host, reconnected at boot by\n" +
+  "# 'nvmeof connect --saved' (nvmeof-autoconnect.service). Manage them with\n" +
+  "# 'nvmeof connect --persist', 'nvmeof connections list|remove|import'.\n" +
+  "# An entry with nqn " + DISCOVERY_NQN + " is a discovery controller:\n" +
+  "# every subsystem it lists for this host is connected.\n";
+
+/** Reads the connections file; a missing file is an empty list. */
+export async function loadConnections(file: string): Promise<SavedConnection[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw new FailureError(`Cannot read '${file}': ${(err as Error).message}`, {
+      cause: err,
+      hint: "Run as root, or point NVMEOF_ETC at the directory holding connections.yaml.",
+    });
+  }
+  const { parse } = await import("yaml");
+  let raw: unknown;
+  try {
+    raw = parse(text) ?? {};
+  } catch (err) {
+    throw new UsageError(`Cannot parse '${file}': ${(err as Error).message.split("\n")[0]}`, {
+      cause: err,
+      hint: "Fix the YAML, or move the file away and save the connections again.",
+    });
+  }
+  const list = (raw as { connections?: unknown }).connections ?? [];
+  if (typeof raw !== "object" || raw === null || !Array.isArray(list)) {
+    throw new UsageError(`'${file}' has no 'connections:' list.`, {
+      hint: "The file holds 'connections:' followed by '- transport: …' entries.",
+    });
+  }
+  return list.map((e, i) => validateSaved(e, `'${file}' connections[${i}]`));
+}
+
+/** The file's text for `list` (exported for the round-trip test). */
+export async function connectionsText(list: SavedConnection[]): Promise<string> {
+  const { stringify } = await import("yaml");
+  return HEADER + stringify({ connections: list }, { lineWidth: 0 });
+}
+
+/** Writes the list: a temporary file in the same directory, fsynced, then renamed over. */
+export async function saveConnections(file: string, list: SavedConnection[]): Promise<void> {
+  const text = await connectionsText(list);
+  const dir = file.slice(0, file.lastIndexOf("/")) || "/";
+  const tmp = `${file}.tmp-${Deno.pid}`;
+  try {
+    await Deno.mkdir(dir, { recursive: true, mode: 0o755 });
+    using f = await Deno.open(tmp, { write: true, create: true, truncate: true, mode: 0o644 });
+    await f.write(new TextEncoder().encode(text));
+    await f.sync();
+  } catch (err) {
+    await Deno.remove(tmp).catch(() => {});
+    throw new FailureError(`Cannot write '${file}': ${(err as Error).message}`, {
+      cause: err,
+      hint: err instanceof Deno.errors.PermissionDenied
+        ? "Run as root (the file lives in /etc/nvmeof)."
+        : "Check the directory (NVMEOF_ETC overrides /etc/nvmeof).",
+    });
+  }
+  await Deno.rename(tmp, file);
+}
+
+/** Adds entries not already saved; returns the new list and which of `add` were new. */
+export function mergeConnections(
+  list: SavedConnection[],
+  add: SavedConnection[],
+): { list: SavedConnection[]; added: SavedConnection[]; replaced: SavedConnection[] } {
+  const out = [...list];
+  const added: SavedConnection[] = [];
+  const replaced: SavedConnection[] = [];
+  for (const c of add) {
+    const i = out.findIndex((o) => connectionKey(o) === connectionKey(c));
+    if (i < 0) {
+      out.push(c);
+      added.push(c);
+    } else if (JSON.stringify(out[i]) !== JSON.stringify(c)) {
+      out[i] = c; // same connection, new tuning: the latest --persist wins
+      replaced.push(c);
+    }
+  }
+  return { list: out, added, replaced };
+}
+
+/** One line of `connections list`. */
+export function describeSaved(c: SavedConnection): string {
+  const a = c.traddr.includes(":") ? `[${c.traddr}]` : c.traddr;
+  const what = isDiscoveryEntry(c) ? "discovery (connect-all)" : `'${c.nqn}'`;
+  const extra = [
+    c.host_traddr ? `from ${c.host_traddr}` : "",
+    c.nr_io_queues !== undefined ? `${c.nr_io_queues} io queues` : "",
+    c.dhchap_secret_file ? "dhchap" : "",
+  ].filter(Boolean).join(", ");
+  return `${what} at ${c.transport} ${a}:${c.trsvcid}${extra ? ` (${extra})` : ""}`;
+}

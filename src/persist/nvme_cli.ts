@@ -1,0 +1,299 @@
+/**
+ * Importing nvme-cli's saved fabrics configuration (facts §4.2):
+ * - /etc/nvme/discovery.conf: one discovery controller per line, written as nvme-cli flags
+ *   (`--transport=rdma --traddr=10.0.0.2 --trsvcid=4420 …`); `#` starts a comment.
+ * - /etc/nvme/config.json (libnvme): hosts, each with subsystems, each with ports. libnvme writes
+ *   a top-level array of hosts; its schema also describes `{"hosts": [...]}`; both are read.
+ * Entries become saved connections; DH-HMAC-CHAP keys, which nvme-cli keeps inline, are moved
+ * into key files (mode 0600) that the entries name. What nvmeof cannot carry is reported.
+ */
+import { UsageError } from "../errors.ts";
+import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { type SavedConnection, validateSaved } from "./connections.ts";
+
+/** A secret to be written to a key file (never printed). */
+export interface KeyFile {
+  path: string;
+  secret: string;
+}
+
+/** What an import found. */
+export interface ImportResult {
+  connections: SavedConnection[];
+  /** Things skipped or changed, one sentence each. */
+  notes: string[];
+  keyFiles: KeyFile[];
+}
+
+/** The host identity used for discovery.conf lines that carry none. */
+export interface DefaultHost {
+  hostnqn?: string;
+  hostid?: string;
+}
+
+// nvme-cli flag → saved key (long names and their short letters, nvme-cli fabrics.c NVMF_ARGS).
+const VALUE_FLAGS: Record<string, string> = {
+  transport: "transport",
+  t: "transport",
+  traddr: "traddr",
+  a: "traddr",
+  trsvcid: "trsvcid",
+  s: "trsvcid",
+  "host-traddr": "host_traddr",
+  w: "host_traddr",
+  hostnqn: "hostnqn",
+  q: "hostnqn",
+  hostid: "hostid",
+  I: "hostid",
+  nqn: "nqn",
+  n: "nqn",
+  "nr-io-queues": "nr_io_queues",
+  i: "nr_io_queues",
+  "queue-size": "queue_size",
+  Q: "queue_size",
+  "keep-alive-tmo": "keep_alive_tmo",
+  k: "keep_alive_tmo",
+  "reconnect-delay": "reconnect_delay",
+  c: "reconnect_delay",
+  "ctrl-loss-tmo": "ctrl_loss_tmo",
+  l: "ctrl_loss_tmo",
+  "dhchap-secret": "dhchap_secret",
+  S: "dhchap_secret",
+};
+// Flags nvmeof does not carry; those taking a value consume it.
+const IGNORED_VALUE_FLAGS = new Set([
+  "host-iface",
+  "f",
+  "nr-write-queues",
+  "W",
+  "nr-poll-queues",
+  "P",
+  "fast_io_fail_tmo",
+  "fast-io-fail-tmo",
+  "tos",
+  "T",
+  "keyring",
+  "tls-key",
+  "tls_key",
+  "tls-key-identity",
+  "dhchap-ctrl-secret",
+  "C",
+  "hostsymname",
+  "raw",
+  "r",
+  "device",
+  "d",
+  "config",
+  "J",
+  "output-format",
+  "o",
+  "context",
+]);
+const IGNORED_BOOL_FLAGS = new Set([
+  "persistent",
+  "p",
+  "quiet",
+  "hdr-digest",
+  "g",
+  "data-digest",
+  "G",
+  "duplicate-connect",
+  "D",
+  "disable-sqflow",
+  "tls",
+  "concat",
+  "verbose",
+  "v",
+]);
+
+function splitWords(line: string): string[] {
+  const words: string[] = [];
+  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  for (const m of line.matchAll(re)) words.push(m[1] ?? m[2] ?? m[3]);
+  return words;
+}
+
+async function keyPath(etc: string, c: { hostnqn: string; nqn: string; traddr: string }) {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest(
+      "SHA-256",
+      new TextEncoder().encode(`${c.hostnqn}|${c.nqn}|${c.traddr}`),
+    ),
+  );
+  const hex = [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${etc}/keys/${hex}.key`;
+}
+
+/** Parses discovery.conf text: each line a discovery controller. */
+export async function importDiscoveryConf(
+  text: string,
+  source: string,
+  host: DefaultHost,
+  etc: string,
+): Promise<ImportResult> {
+  const out: ImportResult = { connections: [], notes: [], keyFiles: [] };
+  const lines = text.split("\n");
+  for (let ln = 0; ln < lines.length; ln++) {
+    const line = lines[ln].replace(/#.*$/, "").trim();
+    if (!line) continue;
+    const where = `${source} line ${ln + 1}`;
+    const words = splitWords(line);
+    const raw: Record<string, string> = {};
+    const ignored: string[] = [];
+    for (let i = 0; i < words.length; i++) {
+      const w = words[i];
+      const m = /^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$/.exec(w);
+      if (!m) {
+        throw new UsageError(`${where}: '${w}' is not a flag.`, {
+          hint: "Each line holds nvme-cli flags such as --transport=rdma --traddr=10.0.0.2.",
+        });
+      }
+      const name = m[2];
+      const inline = m[4];
+      const take = () => inline ?? words[++i];
+      if (VALUE_FLAGS[name]) {
+        const v = take();
+        if (v === undefined) throw new UsageError(`${where}: ${w} has no value.`);
+        raw[VALUE_FLAGS[name]] = v;
+      } else if (IGNORED_VALUE_FLAGS.has(name)) {
+        take();
+        ignored.push(`--${name}`);
+      } else if (IGNORED_BOOL_FLAGS.has(name)) {
+        ignored.push(`--${name}`);
+      } else {
+        throw new UsageError(`${where}: unknown nvme-cli flag '${w}'.`, {
+          hint: "Fix or remove the line, then import again.",
+        });
+      }
+    }
+    if (ignored.length) {
+      out.notes.push(
+        `${where}: ${ignored.join(", ")} not carried over (nvmeof has no such option).`,
+      );
+    }
+    if (raw.nqn !== undefined && raw.nqn !== DISCOVERY_NQN) {
+      out.notes.push(
+        `${where}: discovery NQN '${raw.nqn}' replaced by the well-known ${DISCOVERY_NQN}.`,
+      );
+    }
+    raw.nqn = DISCOVERY_NQN;
+    raw.transport ??= "rdma";
+    raw.hostnqn ??= host.hostnqn ?? "";
+    raw.hostid ??= host.hostid ?? "";
+    if (!raw.hostnqn || !raw.hostid) {
+      throw new UsageError(`${where}: no host NQN and host ID for this line.`, {
+        hint: "Create /etc/nvme/hostnqn and /etc/nvme/hostid ('nvmeof hostnqn --generate'), " +
+          "or add --hostnqn= and --hostid= to the line.",
+      });
+    }
+    await addEntry(out, raw, where, etc);
+  }
+  return out;
+}
+
+async function addEntry(
+  out: ImportResult,
+  raw: Record<string, unknown>,
+  where: string,
+  etc: string,
+): Promise<void> {
+  const secret = raw.dhchap_secret;
+  delete raw.dhchap_secret;
+  if (!["rdma", "tcp"].includes(String(raw.transport))) {
+    out.notes.push(
+      `${where}: transport '${raw.transport}' skipped (nvmeof connects rdma and tcp).`,
+    );
+    return;
+  }
+  const c = validateSaved(raw, where);
+  if (typeof secret === "string" && secret !== "") {
+    const path = await keyPath(etc, c);
+    c.dhchap_secret_file = path;
+    out.keyFiles.push({ path, secret: secret.trim() });
+    out.notes.push(`${where}: DH-HMAC-CHAP key moved to ${path} (mode 0600).`);
+  }
+  out.connections.push(c);
+}
+
+const PORT_KEYS: Record<string, string> = {
+  transport: "transport",
+  traddr: "traddr",
+  trsvcid: "trsvcid",
+  host_traddr: "host_traddr",
+  nr_io_queues: "nr_io_queues",
+  queue_size: "queue_size",
+  keep_alive_tmo: "keep_alive_tmo",
+  reconnect_delay: "reconnect_delay",
+  ctrl_loss_tmo: "ctrl_loss_tmo",
+  dhchap_key: "dhchap_secret",
+};
+
+/** Parses libnvme's config.json text. */
+export async function importConfigJson(
+  text: string,
+  source: string,
+  etc: string,
+): Promise<ImportResult> {
+  const out: ImportResult = { connections: [], notes: [], keyFiles: [] };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`Cannot parse ${source}: ${(err as Error).message}`, {
+      cause: err,
+      hint: "It must be libnvme's JSON (nvme connect-all --dump-config writes it).",
+    });
+  }
+  const hosts = Array.isArray(doc) ? doc : (doc as { hosts?: unknown })?.hosts;
+  if (!Array.isArray(hosts)) {
+    throw new UsageError(`${source} holds no list of hosts.`, {
+      hint: "libnvme's config.json is [ {hostnqn, hostid, subsystems: [...]}, … ].",
+    });
+  }
+  for (const [hi, h] of hosts.entries()) {
+    const host = h as Record<string, unknown>;
+    const hw = `${source} hosts[${hi}]`;
+    if (typeof host?.hostnqn !== "string") {
+      throw new UsageError(`${hw} has no hostnqn.`, { hint: "libnvme requires hostnqn." });
+    }
+    const subs = Array.isArray(host.subsystems) ? host.subsystems : [];
+    for (const [si, s] of subs.entries()) {
+      const sub = s as Record<string, unknown>;
+      const ports = Array.isArray(sub?.ports) ? sub.ports : [];
+      for (const [pi, p] of ports.entries()) {
+        const port = p as Record<string, unknown>;
+        const where = `${hw}.subsystems[${si}].ports[${pi}]`;
+        const raw: Record<string, unknown> = {
+          nqn: port.discovery === true ? DISCOVERY_NQN : sub.nqn,
+          hostnqn: host.hostnqn,
+          hostid: host.hostid,
+        };
+        const ignored: string[] = [];
+        for (const [k, v] of Object.entries(port)) {
+          if (PORT_KEYS[k]) raw[PORT_KEYS[k]] = v;
+          else if (!["discovery", "persistent"].includes(k)) ignored.push(k);
+        }
+        // A per-port key wins; else the host's key applies (libnvme does the same).
+        if (raw.dhchap_secret === undefined && typeof host.dhchap_key === "string") {
+          raw.dhchap_secret = host.dhchap_key;
+        }
+        if (ignored.length) {
+          out.notes.push(
+            `${where}: ${ignored.join(", ")} not carried over (nvmeof has no such option).`,
+          );
+        }
+        if (raw.hostid === undefined) {
+          const m = /:uuid:([0-9a-fA-F-]{36})$/.exec(String(host.hostnqn));
+          if (m) raw.hostid = m[1];
+          else {
+            throw new UsageError(`${hw} has no hostid, and its hostnqn holds no UUID.`, {
+              hint: 'Add "hostid" to the host in config.json, then import again.',
+            });
+          }
+        }
+        await addEntry(out, raw, where, etc);
+      }
+    }
+  }
+  return out;
+}

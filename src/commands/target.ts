@@ -241,6 +241,18 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     prune: v.prune === true,
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
+  const busy = steps.filter((s) => s.op === "rmdir" && /^subsystems\/[^/]+$/.test(s.path))
+    .flatMap((s) =>
+      connectedHosts(s.path.slice(11)).map((h) => `'${s.path.slice(11)}' (host '${h}')`)
+    );
+  if (busy.length && v.force !== true && !dryRun) {
+    throw new FailureError(
+      `Hosts are still connected to subsystems --prune would remove: ${
+        busy.join(", ")
+      }; nothing was changed.`,
+      { hint: "Disconnect them first (nvme disconnect -n NQN on the host), or pass --force." },
+    );
+  }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, {
       onStep: ctx.global.verbose ? (s) => ctx.note(describeStep(s)) : undefined,
@@ -295,6 +307,10 @@ Spec example:
   options: {
     ...specFlag,
     ...dryRunFlag,
+    force: {
+      type: "boolean",
+      description: "With --prune: remove subsystems even while hosts are connected",
+    },
     prune: {
       type: "boolean",
       description: "Also remove objects and links the spec does not mention",

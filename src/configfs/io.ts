@@ -45,10 +45,21 @@ function resolveLink(path: string, text: string, root: string): string {
   if (text.startsWith("/")) {
     return text.startsWith(root + "/") ? text.slice(root.length + 1) : text;
   }
+  // The kernel answers readlink with a path up to the configfs root and down again
+  // ("../../../../nvmet/hosts/<nqn>"): climb past the nvmet root, then keep what follows it.
   const parts = path.split("/").slice(0, -1);
+  let above = 0;
   for (const seg of text.split("/")) {
-    if (seg === "..") parts.pop();
-    else if (seg !== "." && seg !== "") parts.push(seg);
+    if (seg === "..") {
+      if (parts.length) parts.pop();
+      else above++;
+    } else if (seg !== "." && seg !== "") {
+      if (above > 0) {
+        above--;
+        continue; // the nvmet directory itself, named on the way back down
+      }
+      parts.push(seg);
+    }
   }
   return parts.join("/");
 }

@@ -56,3 +56,21 @@ Deno.test("struct stat offsets match the C headers (gcc probe)", async () => {
     `${STAT.size} ${STAT.st_mode} ${STAT.st_size}`,
   );
 });
+
+Deno.test("links read back as the kernel writes them resolve to nvmet-relative paths", async () => {
+  await using t = await tempDir();
+  const { resolveLink } = await import("../../src/configfs/io.ts");
+  const root = `${t.path}/nvmet`;
+  assert.equal(
+    resolveLink("subsystems/s1/allowed_hosts/h1", "../../../../nvmet/hosts/h1", root),
+    "hosts/h1",
+  );
+  assert.equal(
+    resolveLink("ports/1/subsystems/s1", "../../../subsystems/s1", root),
+    "subsystems/s1",
+  );
+  assert.equal(
+    resolveLink("ports/1/subsystems/s1", `${root}/subsystems/s1`, root),
+    "subsystems/s1",
+  );
+});

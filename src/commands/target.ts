@@ -1,7 +1,6 @@
 /**
  * `nvmeof target up / down / show / check / import`: the storage server's side, declaratively.
  */
-import { parse as parseYaml, stringify } from "yaml";
 import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
@@ -211,7 +210,7 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
   // File specs are validated before anything else happens (no module load, no lock).
   let spec = oneLine
     ? undefined
-    : loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE);
+    : await loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE);
   if (!dryRun) requireRoot();
   // A dry run only reads, so it needs neither root nor the lock.
   using _lock = dryRun ? undefined : lockTarget(ctx.global.configfs, ctx.note);
@@ -381,7 +380,9 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
   }
   const spec = all
     ? undefined
-    : loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE, { checkFiles: false });
+    : await loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE, {
+      checkFiles: false,
+    });
   if (v["dry-run"] !== true) requireRoot();
   using _lock = v["dry-run"] === true ? undefined : lockTarget(ctx.global.configfs, ctx.note);
   const io = openNvmet(ctx.global.configfs, { prepare: false });
@@ -453,7 +454,8 @@ async function showRun(ctx: RunContext): Promise<CommandResult> {
     return await Promise.resolve({ data, text: (d: unknown) => JSON.stringify(d, null, 2) });
   }
   const data = treeToSpec(live);
-  return await Promise.resolve({ data, text: (d: unknown) => stringify(d, { lineWidth: 0 }) });
+  const { stringify } = await import("yaml");
+  return { data, text: (d: unknown) => stringify(d, { lineWidth: 0 }) };
 }
 
 const showCommand: Command = {
@@ -477,7 +479,7 @@ JSON instead (the format of /etc/nvmet/config.json, without keys).`,
 
 async function checkRun(ctx: RunContext): Promise<CommandResult> {
   const file = (ctx.values.file as string | undefined) ?? DEFAULT_SPEC_FILE;
-  const spec = loadSpecFile(file);
+  const spec = await loadSpecFile(file);
   const warns = warnings(spec);
   for (const w of warns) ctx.note(w);
   const c = counts(spec);
@@ -510,6 +512,7 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
       hint: "nvmetcli keeps it in /etc/nvmet/config.json.",
     });
   }
+  const { parse: parseYaml, stringify } = await import("yaml");
   let raw: unknown;
   try {
     raw = parseYaml(Deno.readTextFileSync(file));
@@ -520,7 +523,7 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
         hint: "Check the path.",
       });
     }
-    raw = parseSpecText(Deno.readTextFileSync(file), `'${file}'`);
+    raw = await parseSpecText(Deno.readTextFileSync(file), `'${file}'`);
   }
   const { spec, notes } = nvmetcliToSpec(raw);
   for (const n of notes) ctx.note(`note: ${n}`);

@@ -3,7 +3,6 @@
  * and validated completely before anything is written; every problem names its spec path
  * (`subsystems[0].namespaces[1].device`) and the fix.
  */
-import { parseDocument } from "yaml";
 import { fileKind } from "../configfs/native.ts";
 import { FailureError } from "../errors.ts";
 
@@ -147,8 +146,12 @@ export function normalizeNguid(s: string): string | undefined {
   return /^[0-9a-f]{32}$/.test(hex) ? hex : undefined;
 }
 
-/** Parses YAML or JSON text; syntax errors carry line and column. */
-export function parseSpecText(text: string, source: string): unknown {
+/**
+ * Parses YAML or JSON text; syntax errors carry line and column. The YAML library is loaded here,
+ * on first use, not at start-up: it is most of the program's start time otherwise.
+ */
+export async function parseSpecText(text: string, source: string): Promise<unknown> {
+  const { parseDocument } = await import("yaml");
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
     throw new SpecError(
@@ -672,7 +675,10 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
 }
 
 /** Reads, parses and validates a spec file. */
-export function loadSpecFile(path: string, options: { checkFiles?: boolean } = {}): TargetSpec {
+export async function loadSpecFile(
+  path: string,
+  options: { checkFiles?: boolean } = {},
+): Promise<TargetSpec> {
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
@@ -686,7 +692,7 @@ export function loadSpecFile(path: string, options: { checkFiles?: boolean } = {
     }]);
   }
   const source = `'${path}'`;
-  return validateSpec(parseSpecText(text, source), { ...options, source });
+  return validateSpec(await parseSpecText(text, source), { ...options, source });
 }
 
 /** Where `target up/down/check` look without -f. */

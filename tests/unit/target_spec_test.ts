@@ -66,9 +66,9 @@ Deno.test("a key file readable by others is refused with the chmod fix", () => {
   }
 });
 
-Deno.test("YAML syntax errors carry line and column", () => {
+Deno.test("YAML syntax errors carry line and column", async () => {
   try {
-    parseSpecText("subsystems:\n  - nqn: a\n   bad: [\n", "'t.yaml'");
+    await parseSpecText("subsystems:\n  - nqn: a\n   bad: [\n", "'t.yaml'");
     assert.fail("expected a SpecError");
   } catch (err) {
     assert.ok(err instanceof SpecError);
@@ -77,11 +77,11 @@ Deno.test("YAML syntax errors carry line and column", () => {
   }
 });
 
-Deno.test("duplicate keys in YAML are refused", () => {
-  assert.throws(() => parseSpecText("ports: []\nports: []\n", "x"), SpecError);
+Deno.test("duplicate keys in YAML are refused", async () => {
+  await assert.rejects(() => parseSpecText("ports: []\nports: []\n", "x"), SpecError);
 });
 
-Deno.test("JSON is accepted as a spec", () => {
-  const raw = parseSpecText(JSON.stringify({ hosts: [{ nqn: HOST1 }] }), "x");
+Deno.test("JSON is accepted as a spec", async () => {
+  const raw = await parseSpecText(JSON.stringify({ hosts: [{ nqn: HOST1 }] }), "x");
   assert.equal(validateSpec(raw).hosts[0].nqn, HOST1);
 });

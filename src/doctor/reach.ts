@@ -1,0 +1,315 @@
+/**
+ * Reachability in user space: resolve the address and route to the target with RDMA-CM, then
+ * send the NVMe/RDMA admin-queue connect request a Linux host sends (facts §6.2: recfmt 0, qid 0,
+ * hrqsize 32, hsqsize 31) and keep the raw CM event, whatever it is. An accepted request is
+ * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
+ * `classifyProbe` turns the event into a verdict.
+ */
+import { IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { libibverbs } from "../../ffi/libibverbs.ts";
+import { IBV_QP_ATTR as QA, RDMA_CM_ID as CID } from "../../ffi/structs.ts";
+import { errnoName } from "../errors.ts";
+import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
+import { ipv6Text } from "../rdma/devices.ts";
+import { cView } from "../rdma/native.ts";
+import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
+import { WaitTimeoutError } from "../rdma/wait.ts";
+import { type Check, check } from "./check.ts";
+
+/** struct nvme_rdma_cm_req for the admin queue of a Linux host (32 bytes, little-endian). */
+export function adminConnectRequest(): Uint8Array {
+  const b = new Uint8Array(32);
+  const dv = new DataView(b.buffer);
+  dv.setUint16(0, 0, true); // recfmt
+  dv.setUint16(2, 0, true); // qid: admin
+  dv.setUint16(4, 32, true); // hrqsize: NVME_AQ_DEPTH
+  dv.setUint16(6, 31, true); // hsqsize: 0-based
+  return b;
+}
+
+/** enum nvme_rdma_cm_status (include/linux/nvme-rdma.h). */
+export const NVME_RDMA_CM_STATUS: Readonly<Record<number, string>> = {
+  1: "INVALID_LEN",
+  2: "INVALID_RECFMT",
+  3: "INVALID_QID",
+  4: "INVALID_HSQSIZE",
+  5: "INVALID_HRQSIZE",
+  6: "NO_RSC",
+  7: "INVALID_IRD",
+  8: "INVALID_ORD",
+  9: "INVALID_CNTLID",
+};
+
+/** The NVMe/RDMA reject status in CM private data (`struct nvme_rdma_cm_rej`), if it is one. */
+export function nvmeRejectStatus(data: Uint8Array): number | undefined {
+  if (data.length < 4) return undefined;
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const recfmt = dv.getUint16(0, true);
+  const sts = dv.getUint16(2, true);
+  return recfmt === 0 && NVME_RDMA_CM_STATUS[sts] ? sts : undefined;
+}
+
+/** The crqsize of an NVMe/RDMA accept (`struct nvme_rdma_cm_rep`), if it is one. */
+export function nvmeAcceptQueueSize(data: Uint8Array): number | undefined {
+  if (data.length < 4) return undefined;
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  return dv.getUint16(0, true) === 0 ? dv.getUint16(2, true) : undefined;
+}
+
+/** What the probe saw. */
+export interface ProbeOutcome {
+  traddr: string;
+  trsvcid: number;
+  /** The step the answer came at. */
+  stage: "address" | "route" | "connect";
+  /** CM event name (ESTABLISHED when the request was accepted and completed), or TIMEOUT. */
+  event: string;
+  /** -errno, or the IB CM reject reason for REJECTED. */
+  status: number;
+  privateData: Uint8Array;
+  /** The local side chosen by address resolution. */
+  src?: { addr: string; device: string; port: number };
+  /** The wait bound when event is TIMEOUT. */
+  timeoutMs?: number;
+  /** A local failure (no librdmacm, no rdma_cm device …) before anything was sent. */
+  localError?: string;
+}
+
+function sockaddrText(b: Uint8Array): string {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const family = dv.getUint16(0, true);
+  if (family === 2) return `${b[4]}.${b[5]}.${b[6]}.${b[7]}`;
+  if (family === 10) return ipv6Text(b.subarray(8, 24));
+  return `family ${family}`;
+}
+
+function localSide(id: CmId): ProbeOutcome["src"] {
+  const p = id.pointer;
+  const view = cView(p, CID.$size);
+  const src = new Uint8Array(view.buffer, view.byteOffset + CID["route.addr.src_addr"], 128);
+  const ctx = id.verbs;
+  let device = "?";
+  if (ctx) {
+    const dev = new Deno.UnsafePointerView(ctx).getPointer(0);
+    const name = dev ? libibverbs().ibv_get_device_name(dev) : null;
+    if (name) device = Deno.UnsafePointerView.getCString(name);
+  }
+  return { addr: sockaddrText(src), device, port: id.portNum };
+}
+
+function toRts(id: CmId, qp: QueuePair): void {
+  for (const state of [IBV_QPS.INIT, IBV_QPS.RTR, IBV_QPS.RTS]) {
+    const attr = new Uint8Array(QA.$size);
+    const mask = id.initQpAttr(state, attr);
+    qp.modify(attr, mask, `Cannot move the probe's queue pair to state ${state}`);
+  }
+}
+
+/**
+ * Resolves, routes and sends the admin-queue connect request to traddr:trsvcid; returns the CM's
+ * answer. Each wait is bounded by `timeoutMs`.
+ */
+export async function probeNvmeRdma(
+  traddr: string,
+  trsvcid: number,
+  opts: { timeoutMs: number },
+): Promise<ProbeOutcome> {
+  const base = { traddr, trsvcid, privateData: new Uint8Array(0), status: 0 };
+  let dst: Uint8Array;
+  try {
+    dst = sockaddr(traddr, trsvcid);
+  } catch (err) {
+    return { ...base, stage: "address", event: "NONE", localError: (err as Error).message };
+  }
+  using stack = new DisposableStack();
+  let channel: EventChannel;
+  let id: CmId;
+  try {
+    channel = stack.use(new EventChannel());
+    id = stack.use(CmId.create(channel));
+  } catch (err) {
+    const e = err as Error & { hint?: string };
+    return {
+      ...base,
+      stage: "address",
+      event: "NONE",
+      localError: e.message + (e.hint ? ` ${e.hint}` : ""),
+    };
+  }
+  const mine = (ev: CmEvent) => samePointer(ev.id, id.pointer);
+  const wait = async (what: string): Promise<CmEvent | undefined> => {
+    try {
+      return await channel.next(opts.timeoutMs, what, undefined, mine);
+    } catch (err) {
+      if (err instanceof WaitTimeoutError) return undefined;
+      throw err;
+    }
+  };
+  const answer = (
+    stage: ProbeOutcome["stage"],
+    ev: CmEvent | undefined,
+    src?: ProbeOutcome["src"],
+  ) =>
+    ev
+      ? { ...base, stage, event: ev.name, status: ev.status, privateData: ev.privateData, src }
+      : { ...base, stage, event: "TIMEOUT", timeoutMs: opts.timeoutMs, src };
+
+  id.resolveAddr(dst, Math.min(opts.timeoutMs, 3000));
+  const a = await wait("ADDR_RESOLVED");
+  if (a?.type !== E.ADDR_RESOLVED) return answer("address", a);
+  const src = localSide(id);
+  id.resolveRoute(Math.min(opts.timeoutMs, 3000));
+  const r = await wait("ROUTE_RESOLVED");
+  if (r?.type !== E.ROUTE_RESOLVED) return answer("route", r, src);
+
+  const ctx = id.verbs;
+  if (!ctx) return { ...answer("route", r, src), localError: "the CM id has no device" };
+  const pd = stack.use(new ProtectionDomain(ctx));
+  const cq = stack.use(new CompletionQueue(ctx, 4));
+  const qp = new QueuePair(pd, cq, { maxSendWr: 1, maxRecvWr: 1 });
+  stack.defer(() => qp.close()); // before the CQ and PD it uses
+  const init = new Uint8Array(QA.$size);
+  qp.modify(init, id.initQpAttr(IBV_QPS.INIT, init), "Cannot move the probe's queue pair to INIT");
+  id.connect({
+    privateData: adminConnectRequest(),
+    qpNum: qp.qpNum,
+    responderResources: 1,
+    initiatorDepth: 1,
+  });
+  const c = await wait("the answer to the connect request");
+  if (c?.type !== E.CONNECT_RESPONSE) return answer("connect", c, src);
+  try {
+    toRts(id, qp);
+    id.establish();
+  } catch (err) {
+    return {
+      ...answer("connect", c, src),
+      event: "CONNECT_ERROR",
+      localError: (err as Error).message,
+    };
+  }
+  const out = { ...answer("connect", c, src), event: "ESTABLISHED" };
+  id.disconnect();
+  // The local DISCONNECTED follows the peer's reply (or the CM's timeout): wait briefly for it.
+  await wait("DISCONNECTED");
+  return out;
+}
+
+/** The probe's answer as a check. */
+export function classifyProbe(o: ProbeOutcome): Check {
+  const id = "reach.listener";
+  const where = `${o.traddr.includes(":") ? `[${o.traddr}]` : o.traddr}:${o.trsvcid}`;
+  const st = o.status < 0 ? `${errnoName(-o.status)} (${o.status})` : String(o.status);
+  const from = o.src ? ` from ${o.src.addr} (${o.src.device} port ${o.src.port})` : "";
+  const portFix =
+    `on the target, create an rdma port for ${o.traddr} ${o.trsvcid} and link a subsystem to it ` +
+    `(nvmeof target up, or: mkdir /sys/kernel/config/nvmet/ports/1; echo rdma > addr_trtype; echo ipv4 > addr_adrfam; ` +
+    `echo ${o.traddr} > addr_traddr; echo ${o.trsvcid} > addr_trsvcid; ln -s /sys/kernel/config/nvmet/subsystems/NQN ` +
+    `/sys/kernel/config/nvmet/ports/1/subsystems/NQN), or connect to the address and port it does listen on`;
+  if (o.localError && o.event === "NONE") {
+    return check(id, "skip", `could not run the RDMA-CM probe: ${o.localError}`);
+  }
+  switch (o.event) {
+    case "ESTABLISHED": {
+      const q = nvmeAcceptQueueSize(o.privateData);
+      return check(
+        id,
+        "ok",
+        `an NVMe/RDMA target at ${where} accepted an admin-queue connect${from}` +
+          (q !== undefined ? ` (crqsize ${q})` : "") + "; disconnected again",
+      );
+    }
+    case "REJECTED": {
+      const sts = nvmeRejectStatus(o.privateData);
+      if (o.status === 28 && sts !== undefined) {
+        return check(
+          id,
+          "warn",
+          `an NVMe/RDMA target listens at ${where} but rejected the admin-queue request: NVMe/RDMA status ` +
+            `${sts} (${NVME_RDMA_CM_STATUS[sts]})`,
+          sts === 6
+            ? "the target is out of resources (queues or memory): check its kernel log and lower the number of hosts/queues"
+            : "the target refused a standard Linux host request: check its kernel log (dmesg) for nvmet_rdma",
+        );
+      }
+      if (o.status === 8) {
+        return check(
+          id,
+          "fail",
+          `nothing listens at ${where}: the connect request was rejected with reason 8 (INVALID_SERVICE_ID)${from}`,
+          portFix,
+        );
+      }
+      if (o.status < 0) {
+        return check(
+          id,
+          "fail",
+          `the connect request to ${where} was refused (${st}, no reject reason: iWARP/siw): nothing listens there`,
+          portFix,
+        );
+      }
+      const reason = IB_CM_REJ_REASON[o.status] ?? "unknown";
+      return check(
+        id,
+        "fail",
+        `the connect request to ${where} was rejected with reason ${o.status} (${reason})` +
+          (o.status === 28
+            ? " without NVMe/RDMA private data: what listens there is not an NVMe target"
+            : "") +
+          from,
+        o.status === 28
+          ? `check which service owns ${where} on the target (rdma res show cm_id)`
+          : "see the reject reason in include/rdma/ib_cm.h; check both sides' RDMA setup",
+      );
+    }
+    case "UNREACHABLE":
+      return check(
+        id,
+        "fail",
+        `no answer to the connect request from ${where} (UNREACHABLE, ${st})${from}: nothing listens there, ` +
+          "or the packets are blocked",
+        `${portFix}; check that UDP port 4791 (RoCE v2) is open between the hosts`,
+      );
+    case "ADDR_ERROR":
+      return check(
+        id,
+        "fail",
+        `cannot resolve ${o.traddr} to an RDMA device (ADDR_ERROR, ${st}): no route to it through an RDMA ` +
+          "netdev, or its neighbour (ARP) does not answer",
+        `check 'ip route get ${o.traddr}' leaves through the RDMA NIC's netdev and that the target answers ping ` +
+          "from that netdev; add Soft-RoCE where there is no RDMA NIC (rdma link add rxe0 type rxe netdev IFACE)",
+      );
+    case "ROUTE_ERROR":
+      return check(
+        id,
+        "fail",
+        `cannot resolve an RDMA route to ${o.traddr} (ROUTE_ERROR, ${st})${from}`,
+        `check the IP route to ${o.traddr} and that the netdev of ${
+          o.src?.device ?? "the RDMA device"
+        } is up`,
+      );
+    case "TIMEOUT":
+      return check(
+        id,
+        "fail",
+        `no CM answer from ${where} within ${o.timeoutMs} ms at the ${o.stage} step${from}: packets are dropped`,
+        "check the firewalls for UDP 4791 (RoCE v2) on both hosts and the switch ACLs, the MTU end to end, " +
+          "and that the fabric is lossless (PFC/ECN)",
+      );
+    case "CONNECT_ERROR":
+      return check(
+        id,
+        "fail",
+        `the connection to ${where} failed after the target accepted it (CONNECT_ERROR, ${st}${
+          o.localError ? `; ${o.localError}` : ""
+        })`,
+        "check the path MTU and that both RDMA ports are ACTIVE (nvmeof rdma devices)",
+      );
+    default:
+      return check(
+        id,
+        "fail",
+        `unexpected CM event ${o.event} (${st}) while connecting to ${where}`,
+      );
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Runs the checklist in order — host, fabric, target, reachability — and builds the report.
+ * Every check reads what it reports; a part that cannot be read is a `skip` saying why.
+ */
+import { resolveHostIdentity } from "../fabrics/host_identity.ts";
+import { readHostFiles } from "../fabrics/host_identity.ts";
+import { describeRdmaDevices } from "../rdma/devices.ts";
+import { type Check, check, type DoctorReport, summarize, verdictOf } from "./check.ts";
+import {
+  type Devices,
+  devicesCheck,
+  gidCheck,
+  mtuChecks,
+  pfcEcnCheck,
+  portStateChecks,
+  routeCheck,
+  routeTo,
+} from "./fabric.ts";
+import { hostChecks } from "./host.ts";
+import { kernelConnectCheck } from "./kernel_connect.ts";
+import type { DoctorPaths } from "./paths.ts";
+import { classifyProbe, probeNvmeRdma } from "./reach.ts";
+import { targetChecks } from "./target.ts";
+
+/** What to check. */
+export interface DoctorOptions {
+  role: "initiator" | "target" | "both";
+  traddr?: string;
+  trsvcid: string;
+  nqn?: string;
+  hostnqn?: string;
+  hostid?: string;
+  /** Bound on each RDMA-CM wait of the probe. */
+  timeoutMs: number;
+}
+
+/** The RDMA devices through libibverbs, or why not. */
+export function readDevices(): Devices {
+  try {
+    return { devices: describeRdmaDevices() };
+  } catch (err) {
+    const e = err as Error & { hint?: string };
+    return { error: e.message, hint: e.hint };
+  }
+}
+
+/** Runs every check that applies to `o`. */
+export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<DoctorReport> {
+  const checks: Check[] = [];
+  const initiator = o.role !== "target";
+  const target = o.role !== "initiator";
+  if (initiator) checks.push(...await hostChecks(paths));
+
+  const devices = readDevices();
+  checks.push(devicesCheck(devices));
+  checks.push(...portStateChecks(devices));
+  checks.push(...mtuChecks(devices));
+  if ("devices" in devices) {
+    const netdevs = new Set(
+      devices.devices.flatMap((d) =>
+        d.ports.filter((p) => p.link_layer === "Ethernet" && p.netdev).map((p) => p.netdev!)
+      ),
+    );
+    for (const n of netdevs) checks.push(await pfcEcnCheck(paths, n));
+  }
+
+  let hostnqn = o.hostnqn;
+  if (!hostnqn) hostnqn = (await readHostFiles(paths).catch(() => undefined))?.hostnqn;
+
+  if (target) {
+    checks.push(...targetChecks(paths, devices, {
+      traddr: o.traddr,
+      trsvcid: o.trsvcid,
+      nqn: o.nqn,
+      hostnqn,
+    }, o.role === "target"));
+  }
+
+  if (!o.traddr) {
+    checks.push(check(
+      "reach",
+      "skip",
+      "no -a TARGET_ADDR given: the route, the GID and the listener were not tested",
+      "nvmeof doctor -a TARGET_ADDR [-s 4420] [-n NQN]",
+    ));
+  } else if (initiator) {
+    const route = await routeTo(o.traddr);
+    checks.push(routeCheck(devices, o.traddr, route));
+    const probe = "devices" in devices
+      ? await probeNvmeRdma(o.traddr, Number(o.trsvcid), { timeoutMs: o.timeoutMs })
+      : undefined;
+    const local = probe?.src?.addr ?? (route.type === "local" ? o.traddr : route.prefsrc);
+    checks.push(gidCheck(
+      devices,
+      local,
+      probe?.src ? "chosen by RDMA-CM address resolution" : "from the IP route",
+    ));
+    checks.push(
+      probe ? classifyProbe(probe) : check(
+        "reach.listener",
+        "skip",
+        "no RDMA device here, so no RDMA-CM connect request could be sent",
+      ),
+    );
+    if (o.nqn) {
+      try {
+        const id = await resolveHostIdentity({ hostnqn: o.hostnqn, hostid: o.hostid }, paths);
+        checks.push(
+          await kernelConnectCheck(paths, {
+            transport: "rdma",
+            traddr: o.traddr,
+            trsvcid: o.trsvcid,
+            nqn: o.nqn,
+            hostnqn: id.hostnqn,
+            hostid: id.hostid,
+            nrIoQueues: 1,
+            ctrlLossTmo: 0,
+          }),
+        );
+      } catch (err) {
+        const e = err as Error & { hint?: string };
+        checks.push(check(
+          "reach.kernel_connect",
+          "skip",
+          `no kernel connect tried: ${e.message}`,
+          e.hint,
+        ));
+      }
+    }
+  }
+  return {
+    role: o.role,
+    ...(o.traddr ? { traddr: o.traddr } : {}),
+    trsvcid: o.trsvcid,
+    ...(o.nqn ? { nqn: o.nqn } : {}),
+    checks,
+    summary: summarize(checks),
+    verdict: verdictOf(checks),
+  };
+}

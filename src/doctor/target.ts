@@ -1,0 +1,301 @@
+/**
+ * Target side checks on the live nvmet configfs tree: configfs mounted, nvmet and nvmet-rdma
+ * loaded, each rdma port's address on an RDMA netdev and a subsystem linked (the first link
+ * enables the port), namespaces enabled, allow_any_host flagged, and — for a given subsystem NQN
+ * and host NQN — whether the port the host uses exports it and the host is allowed.
+ */
+import { fileKind } from "../configfs/native.ts";
+import { KernelConfigfs } from "../configfs/io.ts";
+import { type LivePort, type LiveTree, readTree } from "../configfs/nvmet.ts";
+import { readText } from "../fabrics/kfs.ts";
+import { type Check, check } from "./check.ts";
+import { type Devices, gidsFor } from "./fabric.ts";
+import { moduleCheck } from "./host.ts";
+import type { DoctorPaths } from "./paths.ts";
+
+/** What the user expects of the target. */
+export interface TargetExpect {
+  traddr?: string;
+  trsvcid: string;
+  nqn?: string;
+  hostnqn?: string;
+}
+
+/** Whether configfs is mounted at `dir` (`<proc>/mounts`); undefined when unreadable. */
+export function configfsMounted(paths: DoctorPaths): boolean | undefined {
+  let text: string;
+  try {
+    text = readText(`${paths.proc}/mounts`, 1 << 20);
+  } catch {
+    return undefined;
+  }
+  return text.split("\n").some((l) => {
+    const f = l.split(" ");
+    return f[1] === paths.configfs && f[2] === "configfs";
+  });
+}
+
+/** Reads the nvmet tree below `<configfs>/nvmet`, or undefined when nvmet is not there. */
+export function readNvmet(paths: DoctorPaths): LiveTree | undefined {
+  const root = `${paths.configfs}/nvmet`;
+  if (fileKind(root, { follow: true }) !== "dir") return undefined;
+  return readTree(new KernelConfigfs(root));
+}
+
+const N = "/sys/kernel/config/nvmet";
+
+function portWhere(p: LivePort): string {
+  const a = p.attr.addr_traddr ?? "";
+  return `${a.includes(":") ? `[${a}]` : a}:${p.attr.addr_trsvcid ?? ""}`;
+}
+
+/** Whether a port serves `traddr`:`trsvcid` (a wildcard address serves every local one). */
+export function portServes(p: LivePort, traddr: string, trsvcid: string): boolean {
+  const a = p.attr.addr_traddr;
+  return p.attr.addr_trtype === "rdma" && p.attr.addr_trsvcid === trsvcid &&
+    (a === traddr || a === "0.0.0.0" || a === "::");
+}
+
+/** Checks of one rdma port. */
+export function portChecks(p: LivePort, devices: Devices, nqns: Set<string>): Check[] {
+  const id = `target.port.${p.id}`;
+  const out: Check[] = [];
+  const addr = p.attr.addr_traddr ?? "";
+  const fam = p.attr.addr_adrfam ?? "";
+  const base = `${N}/ports/${p.id}`;
+  if (fam !== "ipv4" && fam !== "ipv6") {
+    out.push(check(
+      `${id}.address`,
+      "fail",
+      `port ${p.id} (rdma) has addr_adrfam '${fam}': nvmet-rdma takes only ipv4 or ipv6`,
+      `unlink its subsystems, then: echo ipv4 > ${base}/addr_adrfam`,
+    ));
+  } else if (addr === "" || !p.attr.addr_trsvcid) {
+    out.push(check(
+      `${id}.address`,
+      "fail",
+      `port ${p.id} (rdma) has no ${addr === "" ? "addr_traddr" : "addr_trsvcid"}`,
+      `echo ADDR > ${base}/addr_traddr; echo 4420 > ${base}/addr_trsvcid (before linking subsystems)`,
+    ));
+  } else if (addr === "0.0.0.0" || addr === "::") {
+    out.push(
+      check(`${id}.address`, "ok", `port ${p.id} listens on every address (${portWhere(p)})`),
+    );
+  } else if ("error" in devices) {
+    out.push(check(
+      `${id}.address`,
+      "skip",
+      `port ${p.id} is for ${
+        portWhere(p)
+      }; could not determine whether ${addr} is on an RDMA netdev ` +
+        `(${devices.error})`,
+      `look by hand: ip -br addr | grep -w ${addr}; rdma link show`,
+    ));
+  } else {
+    const g = gidsFor(devices, addr)[0];
+    out.push(
+      g
+        ? check(
+          `${id}.address`,
+          "ok",
+          `port ${p.id} is for ${portWhere(p)}, on ${
+            g.gid.netdev ?? "?"
+          } (${g.dev} port ${g.port})`,
+        )
+        : check(
+          `${id}.address`,
+          "fail",
+          `port ${p.id} is for ${
+            portWhere(p)
+          }, but ${addr} is on no RDMA netdev of this host: the kernel ` +
+            "cannot bind it (EADDRNOTAVAIL when the address is missing, ENODEV when its netdev has no RDMA device)",
+          `configure ${addr} on the RDMA NIC's netdev (ip addr add ${addr}/24 dev IFACE), or add Soft-RoCE on ` +
+            "its netdev (rdma link add rxe0 type rxe netdev IFACE); then unlink and relink the port's subsystems",
+        ),
+    );
+  }
+  if (p.subsystems.length === 0) {
+    out.push(check(
+      `${id}.enabled`,
+      "fail",
+      `port ${p.id} (${
+        portWhere(p)
+      }) has no subsystem linked: it is not enabled, nothing listens there`,
+      `ln -s ${N}/subsystems/NQN ${base}/subsystems/NQN`,
+    ));
+  } else {
+    const missing = p.subsystems.filter((s) => !nqns.has(s));
+    out.push(check(
+      `${id}.enabled`,
+      missing.length ? "warn" : "ok",
+      `port ${p.id} (${portWhere(p)}) exports ${p.subsystems.map((s) => `'${s}'`).join(", ")}` +
+        (missing.length ? `; link(s) to missing subsystem(s): ${missing.join(", ")}` : ""),
+      missing.length ? `rm ${missing.map((s) => `${base}/subsystems/${s}`).join(" ")}` : undefined,
+    ));
+  }
+  return out;
+}
+
+/** All target-side checks. `required` makes a missing nvmet a failure (--role target). */
+export function targetChecks(
+  paths: DoctorPaths,
+  devices: Devices,
+  expect: TargetExpect,
+  required: boolean,
+): Check[] {
+  const out: Check[] = [];
+  const mounted = configfsMounted(paths);
+  out.push(
+    mounted === undefined
+      ? check("target.configfs", "skip", `could not read ${paths.proc}/mounts`)
+      : mounted
+      ? check("target.configfs", "ok", `configfs is mounted on ${paths.configfs}`)
+      : check(
+        "target.configfs",
+        required ? "fail" : "skip",
+        `configfs is not mounted on ${paths.configfs}`,
+        `mount -t configfs none ${paths.configfs}`,
+      ),
+  );
+  const tree = readNvmet(paths);
+  if (!tree) {
+    out.push(check(
+      "target.nvmet",
+      required ? "fail" : "skip",
+      `nvmet is not loaded (${paths.configfs}/nvmet does not exist)` +
+        (required ? "" : ": no target on this host (use --role target to require one)"),
+      "modprobe nvmet nvmet-rdma",
+    ));
+    return out;
+  }
+  out.push(check("target.nvmet", "ok", `nvmet is loaded (${paths.configfs}/nvmet)`));
+  const rdmaPorts = tree.ports.filter((p) => p.attr.addr_trtype === "rdma");
+  const enabledRdma = rdmaPorts.some((p) => p.subsystems.length > 0);
+  out.push(moduleCheck(paths, "target.module.nvmet_rdma", "nvmet-rdma", {
+    needed: "it serves rdma ports",
+    autoload: enabledRdma ? undefined : "the kernel requests it when an rdma port is enabled",
+  }));
+  if (rdmaPorts.length === 0) {
+    out.push(check(
+      "target.ports",
+      "fail",
+      `no rdma port in ${paths.configfs}/nvmet/ports (${tree.ports.length} port(s) of other transports)`,
+      "create one: nvmeof target up -f SPEC (or mkdir ports/1 with addr_trtype rdma, addr_adrfam, " +
+        "addr_traddr, addr_trsvcid, then link a subsystem)",
+    ));
+  }
+  const nqns = new Set(tree.subsystems.map((s) => s.nqn));
+  for (const p of rdmaPorts) out.push(...portChecks(p, devices, nqns));
+  for (const s of tree.subsystems) {
+    const id = `target.subsystem.${s.nqn}`;
+    const dir = `${N}/subsystems/${s.nqn}`;
+    const on = s.namespaces.filter((n) => n.enable);
+    out.push(
+      on.length
+        ? check(
+          `${id}.namespaces`,
+          "ok",
+          `'${s.nqn}' has ${on.length} enabled namespace(s): ${
+            on.map((n) => `${n.nsid} (${n.device_path})`).join(", ")
+          }`,
+        )
+        : check(
+          `${id}.namespaces`,
+          "warn",
+          `'${s.nqn}' has no enabled namespace (${s.namespaces.length} defined): hosts connect but get no block device`,
+          s.namespaces.length
+            ? `echo 1 > ${dir}/namespaces/${s.namespaces[0].nsid}/enable (device_path must exist)`
+            : `mkdir ${dir}/namespaces/1; echo /dev/BLOCKDEV > ${dir}/namespaces/1/device_path; echo 1 > ${dir}/namespaces/1/enable`,
+        ),
+    );
+    if (s.attr.allow_any_host === "1") {
+      out.push(check(
+        `${id}.hosts`,
+        "warn",
+        `'${s.nqn}' has allow_any_host 1: every host that reaches the port can connect`,
+        `echo 0 > ${dir}/attr_allow_any_host; then ln -s ${N}/hosts/HOSTNQN ${dir}/allowed_hosts/HOSTNQN for each host`,
+      ));
+    }
+    if (!tree.ports.some((p) => p.subsystems.includes(s.nqn))) {
+      out.push(check(
+        `${id}.ports`,
+        "warn",
+        `'${s.nqn}' is linked to no port: no host can reach it`,
+        `ln -s ${dir} ${N}/ports/PORTID/subsystems/${s.nqn}`,
+      ));
+    }
+  }
+  if (expect.nqn) out.push(...expectChecks(tree, expect));
+  return out;
+}
+
+/** Whether the subsystem the user names exists, is on the port the host uses, and allows the host. */
+export function expectChecks(tree: LiveTree, e: TargetExpect): Check[] {
+  const nqn = e.nqn!;
+  const out: Check[] = [];
+  const dir = `${N}/subsystems/${nqn}`;
+  const sub = tree.subsystems.find((s) => s.nqn === nqn);
+  if (!sub) {
+    out.push(check(
+      "target.expect.subsystem",
+      "fail",
+      `subsystem '${nqn}' does not exist on this target (it has: ${
+        tree.subsystems.map((s) => `'${s.nqn}'`).join(", ") || "none"
+      })`,
+      `create it (nvmeof target up) or use the right -n NQN`,
+    ));
+    return out;
+  }
+  if (e.traddr) {
+    const ports = tree.ports.filter((p) => portServes(p, e.traddr!, e.trsvcid));
+    const linked = ports.filter((p) => p.subsystems.includes(nqn));
+    if (ports.length === 0) {
+      const elsewhere = tree.ports.filter((p) => p.attr.addr_trtype === "rdma");
+      out.push(check(
+        "target.expect.port",
+        "fail",
+        `no rdma port on this target is for ${e.traddr}:${e.trsvcid}` +
+          (elsewhere.length
+            ? ` (rdma ports: ${elsewhere.map((p) => `${p.id} for ${portWhere(p)}`).join(", ")})`
+            : ""),
+        `create a port for ${e.traddr} ${e.trsvcid} and link '${nqn}' to it, or connect to ` +
+          (elsewhere.length ? `${portWhere(elsewhere[0])}` : "the port's address"),
+      ));
+    } else if (linked.length === 0) {
+      out.push(check(
+        "target.expect.port",
+        "fail",
+        `subsystem '${nqn}' is not linked to port ${ports[0].id} (${
+          portWhere(ports[0])
+        }): the target answers ` +
+          `the host's connect with "invalid subsystem" (EIO)`,
+        `ln -s ${dir} ${N}/ports/${ports[0].id}/subsystems/${nqn}`,
+      ));
+    } else {
+      out.push(check(
+        "target.expect.port",
+        "ok",
+        `subsystem '${nqn}' is linked to port ${linked[0].id} (${portWhere(linked[0])})`,
+      ));
+    }
+  }
+  if (e.hostnqn) {
+    if (sub.attr.allow_any_host === "1") {
+      out.push(check("target.expect.host", "ok", `'${nqn}' allows any host`));
+    } else if (sub.allowed_hosts.includes(e.hostnqn)) {
+      out.push(
+        check("target.expect.host", "ok", `host '${e.hostnqn}' is in allowed_hosts of '${nqn}'`),
+      );
+    } else {
+      out.push(check(
+        "target.expect.host",
+        "fail",
+        `host '${e.hostnqn}' is not in allowed_hosts of '${nqn}' (allowed: ${
+          sub.allowed_hosts.map((h) => `'${h}'`).join(", ") || "none"
+        }): the target refuses its connect (EIO)`,
+        `mkdir -p ${N}/hosts/${e.hostnqn}; ln -s ${N}/hosts/${e.hostnqn} ${dir}/allowed_hosts/${e.hostnqn}`,
+      ));
+    }
+  }
+  return out;
+}

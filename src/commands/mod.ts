@@ -14,6 +14,7 @@ import { rdmaCommand } from "./rdma.ts";
 import { connectionsCommand } from "./connections.ts";
 import { disableAutoconnectCommand, enableAutoconnectCommand } from "./autoconnect.ts";
 import { completionsCommand } from "./completions.ts";
+import { doctorCommand } from "./doctor.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
@@ -29,6 +30,7 @@ export const COMMANDS: Command[] = [
   hostnqnCommand,
   targetCommand,
   rdmaCommand,
+  doctorCommand,
   completionsCommand(() => COMMANDS),
   helpCommand(() => COMMANDS),
 ];

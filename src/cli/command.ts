@@ -17,7 +17,8 @@ export interface OptionSpec {
 
 /** Flags every command accepts. */
 export interface GlobalOptions {
-  output: "text" | "json";
+  /** "text", "json", or one of the command's own `outputs`. */
+  output: string;
   verbose: boolean;
   /** Where configfs is mounted (nvmet lives below it in `nvmet/`). */
   configfs: string;
@@ -40,6 +41,8 @@ export interface CommandResult<T = unknown> {
   data: T;
   /** Text rendering; without it the text output is a generic listing of `data`. */
   text?(data: T): string;
+  /** Renders one of the command's own extra `-o` formats (see `Command.outputs`). */
+  format?(name: string, data: T): string | undefined;
   /** 0 unless the command completed with something failed (never 0 on partial failure). */
   exitCode?: number;
 }
@@ -54,6 +57,8 @@ export interface Command {
   /** Paragraphs after the usage line. */
   description?: string;
   options?: Record<string, OptionSpec>;
+  /** `-o` values this command accepts besides text and json (e.g. "yaml"). */
+  outputs?: string[];
   /** Worked examples, each a command line, optionally followed by `  # what it does`. */
   examples?: string[];
   subcommands?: Command[];

@@ -101,10 +101,14 @@ export function parseInvocation(argv: string[], commands: Command[]): Invocation
     if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
   }
   const output = values.output as string;
-  if (output !== "text" && output !== "json") {
-    throw new UsageError(`Invalid output format '${output}'.`, {
-      hint: "Use -o text or -o json.",
-    });
+  const formats = ["text", "json", ...(command?.outputs ?? [])];
+  if (!formats.includes(output)) {
+    throw new UsageError(
+      `Invalid output format '${output}'${path.length ? ` for '${where}'` : ""}.`,
+      {
+        hint: `Use ${formats.map((f) => `-o ${f}`).join(", ")}.`,
+      },
+    );
   }
   const global: GlobalOptions = {
     output,

@@ -449,30 +449,34 @@ async function showRun(ctx: RunContext): Promise<CommandResult> {
     );
   }
   const live = readLive(io);
-  if (ctx.values.nvmetcli === true) {
+  if (ctx.values.nvmetcli === true || ctx.global.output === "nvmetcli") {
     const data = treeToNvmetcli(live);
-    return await Promise.resolve({ data, text: (d: unknown) => JSON.stringify(d, null, 2) });
+    const json = (d: unknown) => JSON.stringify(d, null, 2);
+    return { data, text: json, format: (name, d) => name === "nvmetcli" ? json(d) : undefined };
   }
   const data = treeToSpec(live);
   const { stringify } = await import("yaml");
-  return { data, text: (d: unknown) => stringify(d, { lineWidth: 0 }) };
+  const yaml = (d: unknown) => stringify(d, { lineWidth: 0 });
+  return { data, text: yaml, format: (name, d) => name === "yaml" ? yaml(d) : undefined };
 }
 
 const showCommand: Command = {
   name: "show",
-  summary: "Print the live nvmet tree as a spec (YAML, or JSON with -o json)",
+  summary: "Print the live nvmet tree as a spec (YAML; -o json; -o nvmetcli)",
   description: `
 Reads configfs into the spec's shape: 'nvmeof target show > t.yaml' then 'nvmeof target up -f t.yaml'
-changes nothing. DH-HMAC-CHAP keys are never printed. --nvmetcli prints nvmetcli's saved-config
-JSON instead (the format of /etc/nvmet/config.json, without keys).`,
+changes nothing. DH-HMAC-CHAP keys are never printed. -o nvmetcli (or --nvmetcli) prints
+nvmetcli's saved-config JSON instead (the format of /etc/nvmet/config.json, without keys).
+-o text and -o yaml are the same.`,
   options: {
     nvmetcli: { type: "boolean", description: "Print nvmetcli's JSON format instead of the spec" },
   },
+  outputs: ["yaml", "nvmetcli"],
   examples: [
     "nvmeof target show",
     "nvmeof target show -o json",
     "nvmeof target show > /etc/nvmeof/target.yaml   # adopt a hand-made configuration",
-    "nvmeof target show --nvmetcli > /etc/nvmet/config.json",
+    "nvmeof target show -o nvmetcli > /etc/nvmet/config.json",
   ],
   run: showRun,
 };

@@ -29,8 +29,13 @@ export function genericText(data: unknown, indent = ""): string {
 }
 
 /** Renders a command's result for stdout in the chosen format. */
-export function render(result: CommandResult, format: "text" | "json"): string {
+export function render(result: CommandResult, format: string): string {
   if (format === "json") return toJson(result.data) + "\n";
-  const text = result.text ? result.text(result.data) : genericText(result.data);
+  const own = format === "text" ? undefined : result.format?.(format, result.data);
+  const text = own !== undefined
+    ? own
+    : result.text
+    ? result.text(result.data)
+    : genericText(result.data);
   return text === "" || text.endsWith("\n") ? text : text + "\n";
 }

@@ -274,6 +274,27 @@ Deno.test("target show round-trips: up of its output changes nothing", async () 
   assert.match(again.stdout, /^No changes/);
 });
 
+Deno.test("target show -o yaml is the text form; -o nvmetcli is nvmetcli's JSON; others are usage errors", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const text = await l.run(["target", "show"]);
+  const yaml = await l.run(["target", "show", "-o", "yaml"]);
+  assert.equal(yaml.code, 0, yaml.stderr);
+  assert.equal(yaml.stdout, text.stdout);
+  const cli = await l.run(["target", "show", "-o", "nvmetcli"]);
+  assert.equal(cli.code, 0, cli.stderr);
+  const saved = JSON.parse(cli.stdout);
+  assert.ok(
+    Array.isArray(saved.subsystems) && Array.isArray(saved.ports) && Array.isArray(saved.hosts),
+  );
+  const bad = await l.run(["target", "show", "-o", "xml"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /Invalid output format 'xml' for 'nvmeof target show'/);
+  assert.match(bad.stderr, /-o yaml, -o nvmetcli/);
+  const elsewhere = await l.run(["target", "check", "-f", l.spec, "-o", "yaml"]);
+  assert.equal(elsewhere.code, 2);
+});
+
 Deno.test("target down --all removes everything in order and leaves nvmet empty", async () => {
   await using l = await lab();
   assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);

@@ -43,8 +43,12 @@ export type Schema = {
 
 /** The longest NQN a Linux host can connect to (`nqnlen >= NVMF_NQN_SIZE (223)` is EINVAL). */
 export const NQN_MAX_BYTES = 222;
-/** nqn.<yyyy-mm>.<reverse-domain>[:<name>], no '/' (a configfs directory) and no whitespace. */
-export const NQN_PATTERN = "^nqn\\.\\d{4}-(0[1-9]|1[0-2])\\.[^:/\\s]+(:[^/\\s]+)?$";
+/**
+ * nqn.<yyyy-mm>.<reverse-domain>[:<name>], without '/' (it names a configfs directory),
+ * whitespace or control characters.
+ */
+export const NQN_PATTERN =
+  "^nqn\\.\\d{4}-(0[1-9]|1[0-2])\\.[^:/\\s\\u0000-\\u001f\\u007f]+(:[^/\\s\\u0000-\\u001f\\u007f]+)?$";
 /** The discovery subsystem's well-known NQN. */
 export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 

@@ -42,6 +42,11 @@ export function execWord(word: string): string {
   return `"${escaped.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }
 
+/** A value of a unit setting that expands specifiers (Description=, Condition…=): `%` doubled. */
+function literal(value: string): string {
+  return value.replaceAll("%", "%%");
+}
+
 function execLine(self: SelfPath, args: string[]): string {
   return [self.path, ...args].map(execWord).join(" ");
 }
@@ -59,7 +64,7 @@ export function targetUnitText(self: SelfPath, specFile: string): string {
   return [
     ...header("nvmeof target enable", "nvmeof target disable", self),
     "[Unit]",
-    `Description=NVMe over Fabrics target from ${specFile} (nvmeof)`,
+    `Description=NVMe over Fabrics target from ${literal(specFile)} (nvmeof)`,
     // configfs holds nvmet; the port's IP and its RDMA device must exist before the bind.
     "Requires=sys-kernel-config.mount",
     "After=sys-kernel-config.mount local-fs.target systemd-modules-load.service",
@@ -100,7 +105,7 @@ export function autoconnectUnitText(
     "Wants=network-online.target",
     "After=network-online.target systemd-modules-load.service rdma-hw.target",
     "Before=remote-fs-pre.target",
-    `ConditionPathExists=${paths.etc}/connections.yaml`,
+    `ConditionPathExists=${literal(`${paths.etc}/connections.yaml`)}`,
     "",
     "[Service]",
     "Type=oneshot",

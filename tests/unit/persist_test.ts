@@ -71,6 +71,7 @@ Deno.test("unit words with spaces, % and $ are quoted the way systemd reads them
     "/srv/t 1.yaml",
   );
   assert.match(t, /^ExecStart="\/opt\/my tools\/nvmeof" target up -f "\/srv\/t 1\.yaml"$/m);
+  assert.match(targetUnitText(SELF, "/srv/50%/t.yaml"), /^Description=.* \/srv\/50%%\/t\.yaml /m);
 });
 
 Deno.test("the autoconnect unit runs connect --saved with its bound and the file's directory", () => {

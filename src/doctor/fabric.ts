@@ -90,7 +90,8 @@ export function devicesCheck(d: Devices): Check {
 export function portStateChecks(d: Devices): Check[] {
   return ports(d).map(({ dev, p }) => {
     const id = `fabric.port.${dev}.${p.port}.state`;
-    const up = p.state === "ACTIVE" && p.phys_state === "LINK_UP";
+    // libibverbs' names carry a PORT_ prefix (PORT_ACTIVE); sysfs says ACTIVE.
+    const up = p.state.replace(/^PORT_/, "") === "ACTIVE" && p.phys_state === "LINK_UP";
     if (up) return check(id, "ok", `${dev} port ${p.port} is ACTIVE, LINK_UP`);
     return check(
       id,

@@ -248,18 +248,25 @@ export function classifyProbe(o: ProbeOutcome): Check {
           portFix,
         );
       }
+      if (o.status === 28) {
+        // Linux's RDMA-CM matches a request by port number, then by address; when the port number
+        // has a listener bound to another address the request is refused this way, with no data.
+        return check(
+          id,
+          "fail",
+          `nothing listens at ${where} itself: the request was rejected with reason 28 (CONSUMER_DEFINED) ` +
+            `and no NVMe/RDMA private data${from}; the target's RDMA-CM has a listener on port ${o.trsvcid} ` +
+            "bound to another address, or what listens there is not an NVMe target",
+          `compare the target's port addresses (grep . /sys/kernel/config/nvmet/ports/*/addr_traddr) with ` +
+            `${o.traddr}; connect to the address the port is for, or ${portFix}`,
+        );
+      }
       const reason = IB_CM_REJ_REASON[o.status] ?? "unknown";
       return check(
         id,
         "fail",
-        `the connect request to ${where} was rejected with reason ${o.status} (${reason})` +
-          (o.status === 28
-            ? " without NVMe/RDMA private data: what listens there is not an NVMe target"
-            : "") +
-          from,
-        o.status === 28
-          ? `check which service owns ${where} on the target (rdma res show cm_id)`
-          : "see the reject reason in include/rdma/ib_cm.h; check both sides' RDMA setup",
+        `the connect request to ${where} was rejected with reason ${o.status} (${reason})${from}`,
+        "see the reject reason in include/rdma/ib_cm.h; check both sides' RDMA setup",
       );
     }
     case "UNREACHABLE":

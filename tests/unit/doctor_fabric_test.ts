@@ -92,6 +92,11 @@ Deno.test("MTU: without a netdev the check says it could not determine", () => {
   assert.match(c.seen, /could not determine the netdev MTU/);
 });
 
+Deno.test("port state: libibverbs' PORT_ACTIVE counts as ACTIVE", () => {
+  const [c] = portStateChecks(devs(port({ state: "PORT_ACTIVE" })));
+  assert.equal(c.status, "ok");
+});
+
 Deno.test("port state: DOWN fails with the netdev to bring up; ACTIVE/LINK_UP is ok", () => {
   const [up, down] = portStateChecks(
     devs(port(), port({ port: 2, state: "DOWN", phys_state: "DISABLED", netdev: "eth2" })),

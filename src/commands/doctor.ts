@@ -81,7 +81,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     "nvmeof doctor   # this host only: modules, identity, RDMA ports, MTU, local target",
     "nvmeof doctor -a 10.0.0.2   # and whether an NVMe/RDMA target listens at 10.0.0.2:4420",
     "nvmeof doctor -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # and connect for real",
-    "nvmeof doctor --role target -n nqn.2024-01.io.example:disk1 -q nqn.2014-08.org.nvmexpress:uuid:…",
+    "nvmeof doctor --role target -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -q HOSTNQN   # on the target: is that host allowed, on which port",
     "nvmeof doctor -a 10.0.0.2 -s 4421 -o json   # the same as data",
   ],
   async run(ctx) {
@@ -98,8 +98,10 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     const hostnqn = v.hostnqn === undefined
       ? undefined
       : checkNqn(String(v.hostnqn), "-q/--hostnqn");
-    if ((v.hostid === undefined) !== (hostnqn === undefined)) {
-      throw new UsageError("-q/--hostnqn and -I/--hostid go together.", {
+    // The pair matters only where the kernel connects (the target checks need the host NQN alone).
+    const kernelConnect = nqn !== undefined && traddr !== undefined && role !== "target";
+    if (kernelConnect && (v.hostid === undefined) !== (hostnqn === undefined)) {
+      throw new UsageError("-q/--hostnqn and -I/--hostid go together for the kernel connect.", {
         hint:
           "The kernel pairs each host NQN with one host ID: give both, or neither (the /etc/nvme files).",
       });

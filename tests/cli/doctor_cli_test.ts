@@ -143,7 +143,7 @@ Deno.test("doctor usage errors: a bad --role, -q without -I, a host name for -a 
   for (
     const [args, re] of [
       [["--role", "server"], /--role must be initiator, target or both/],
-      [["-q", HQ], /-q\/--hostnqn and -I\/--hostid go together/],
+      [["-a", "10.0.0.2", "-n", SUB, "-q", HQ], /-q\/--hostnqn and -I\/--hostid go together/],
       [["-a", "target.example"], /is not an IPv4 or IPv6 address/],
     ] as [string[], RegExp][]
   ) {
@@ -158,4 +158,36 @@ Deno.test("doctor --help explains the verdicts and ends with worked examples", a
   assert.equal(r.code, 0);
   assert.match(r.stdout, /reject reason 8 or UNREACHABLE means\s+nothing listens there/);
   assert.match(r.stdout, /nvmeof doctor -a 10\.0\.0\.2 -n nqn\.2024-01\.io\.example:disk1/);
+});
+
+Deno.test("doctor --role target -a -n -q: the subsystem is not on the wildcard port, the host is allowed", async () => {
+  await using d = await tempDir();
+  const f = await fixture(d.path);
+  const r = await nvmeof([
+    "doctor",
+    "--role",
+    "target",
+    "--configfs",
+    f.configfs,
+    "-a",
+    "10.0.0.1",
+    "-n",
+    SUB,
+    "-q",
+    HQ,
+    "-o",
+    "json",
+  ], { env: f.env });
+  assert.equal(r.code, 1, r.stderr);
+  const j = JSON.parse(r.stdout);
+  const get = (id: string) => j.checks.find((c: { id: string }) => c.id === id);
+  assert.equal(get("target.expect.port").status, "fail");
+  assert.ok(
+    get("target.expect.port").seen.includes(`'${SUB}' is not linked to port 1 (0.0.0.0:4420)`),
+  );
+  assert.equal(get("target.expect.host").status, "ok");
+  assert.ok(
+    !j.checks.some((c: { id: string }) => c.id.startsWith("reach.")),
+    "no probe in the target role",
+  );
 });

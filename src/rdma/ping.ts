@@ -146,7 +146,7 @@ export function latencyStats(samplesMs: number[]): LatencyStats {
 }
 
 /**
- * Watches a spinning loop: gives up after `timeoutMs` without progress, and every ~10 ms checks
+ * Watches a spinning loop: gives up after `timeoutMs` without progress, and every ~50 ms checks
  * the CM channel for the peer's DISCONNECTED and lets the event loop run (signals, timers).
  */
 class Liveness {
@@ -160,13 +160,13 @@ class Liveness {
   progress(): void {
     const now = performance.now();
     this.#deadline = now + this.timeoutMs;
-    this.#nextCheck = now + 10;
+    if (this.#nextCheck === 0) this.#nextCheck = now + 10;
   }
   /** Called every few hundred spins; returns a promise to await when the loop should yield. */
   slow(what: string, done: number, total: number): Promise<void> | undefined {
     const now = performance.now();
     if (now < this.#nextCheck) return undefined;
-    this.#nextCheck = now + 10;
+    this.#nextCheck = now + 50;
     this.cancel?.check();
     const ev = this.conn.pollEnd();
     if (ev) {
@@ -464,6 +464,13 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
             prepare(ep) {
               mr = ep.pd.register(len, access);
               if (h.op === "read") mr.bytes.set(pattern(h.size).subarray(0, len));
+              if (h.op === "write") {
+                // Arm both slots before accepting: the first write may land before ESTABLISHED
+                // is read here, and arming it later would erase it.
+                const pat = pattern(h.size);
+                mr.bytes[h.size - 1] = pat[shift(0) + h.size - 1] ^ 0xff;
+                mr.bytes[2 * h.size - 1] = pat[shift(1) + h.size - 1] ^ 0xff;
+              }
               if (h.op === "send") {
                 for (let s = 0; s < 2; s++) {
                   post(ep, new WorkRequest("recv").local(s, mr, s * h.size, h.size), true);
@@ -481,6 +488,7 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
         continue;
       }
       const h = hello!;
+      o.note(`client ${n}: connected: ${h.op} ${h.size} B × ${h.count}`);
       if (h.op === "write" || h.op === "send") {
         entry.verified = await echoLoop(conn, h, mr!, o);
       }
@@ -519,10 +527,6 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   const wr = new WorkRequest("send");
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
-  if (h.op === "write") {
-    bytes[size - 1] = pat[shift(0) + size - 1] ^ 0xff;
-    bytes[2 * size - 1] = pat[shift(1) + size - 1] ^ 0xff;
-  }
   let verified = 0;
   for (let i = 0; i < h.count; i++) {
     const slot = i & 1;

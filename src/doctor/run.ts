@@ -86,9 +86,15 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
   } else if (initiator) {
     const route = await routeTo(o.traddr);
     checks.push(routeCheck(devices, o.traddr, route));
-    const probe = "devices" in devices
-      ? await probeNvmeRdma(o.traddr, Number(o.trsvcid), { timeoutMs: o.timeoutMs })
-      : undefined;
+    let probe;
+    let probeError: string | undefined;
+    try {
+      probe = "devices" in devices
+        ? await probeNvmeRdma(o.traddr, Number(o.trsvcid), { timeoutMs: o.timeoutMs })
+        : undefined;
+    } catch (err) {
+      probeError = (err as Error).message;
+    }
     const local = probe?.src?.addr ?? (route.type === "local" ? o.traddr : route.prefsrc);
     checks.push(gidCheck(
       devices,
@@ -99,7 +105,9 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       probe ? classifyProbe(probe) : check(
         "reach.listener",
         "skip",
-        "no RDMA device here, so no RDMA-CM connect request could be sent",
+        probeError
+          ? `could not run the RDMA-CM probe: ${probeError}`
+          : "no RDMA device here, so no RDMA-CM connect request could be sent",
       ),
     );
     if (o.nqn) {

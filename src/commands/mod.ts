@@ -15,6 +15,7 @@ import { connectionsCommand } from "./connections.ts";
 import { disableAutoconnectCommand, enableAutoconnectCommand } from "./autoconnect.ts";
 import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
+import { probeCommand } from "./probe.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
@@ -30,6 +31,7 @@ export const COMMANDS: Command[] = [
   hostnqnCommand,
   targetCommand,
   rdmaCommand,
+  probeCommand,
   doctorCommand,
   completionsCommand(() => COMMANDS),
   helpCommand(() => COMMANDS),

@@ -1,0 +1,200 @@
+/**
+ * `nvmeof probe`: speak NVMe over RDMA from user space (no nvme-rdma module, no block device):
+ * the discovery log, or a controller's identity and namespaces, with the time of each step.
+ */
+import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import { UsageError } from "../errors.ts";
+import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
+import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "../fabrics/flags.ts";
+import { resolveHostIdentity } from "../fabrics/host_identity.ts";
+import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { fabricsPaths } from "../fabrics/paths.ts";
+import { Controller, type ControllerOptions } from "../nvme/controller.ts";
+import { sglSupport } from "../nvme/identify.ts";
+import { Canceller } from "../rdma/wait.ts";
+
+export const PROBE_OPTIONS = {
+  traddr: ADDRESS_FLAGS.traddr,
+  trsvcid: ADDRESS_FLAGS.trsvcid,
+  nqn: {
+    type: "string",
+    short: "n",
+    value: "NQN",
+    description: "Subsystem to identify (default: read the discovery log)",
+  },
+  hostnqn: HOST_FLAGS.hostnqn,
+  hostid: HOST_FLAGS.hostid,
+  timeout: {
+    type: "string",
+    value: "MS",
+    description: "Bound on each wait for the target (default 5000)",
+  },
+} as const;
+
+/** Host identity: flags, else the host files; a -q alone gets a fresh host ID (no kernel pairing here). */
+export async function probeIdentity(
+  values: Record<string, unknown>,
+): Promise<{ hostnqn: string; hostid: string }> {
+  const host = hostFromFlags(values as never);
+  if (host.hostnqn !== undefined && host.hostid === undefined) {
+    try {
+      return await resolveHostIdentity(host, fabricsPaths());
+    } catch {
+      return { hostnqn: host.hostnqn, hostid: crypto.randomUUID() };
+    }
+  }
+  return await resolveHostIdentity(host, fabricsPaths());
+}
+
+export function timeoutFlag(values: Record<string, unknown>): number {
+  const t = values.timeout;
+  if (t === undefined) return 5000;
+  const n = Number(t);
+  if (!Number.isInteger(n) || n < 1 || n > 600000) {
+    throw new UsageError(`--timeout must be 1 … 600000 ms, not '${t}'.`);
+  }
+  return n;
+}
+
+function text(d: Record<string, unknown>): string {
+  const lines: string[] = [];
+  const c = d.controller as Record<string, unknown> | undefined;
+  if (c) {
+    lines.push(
+      `subsystem  ${d.subnqn}`,
+      `target     ${d.traddr}:${d.trsvcid} (cntlid ${d.cntlid})`,
+    );
+    for (
+      const k of [
+        "model",
+        "serial",
+        "firmware",
+        "version",
+        "mdts_bytes",
+        "maxcmd",
+        "mqes",
+        "kas",
+        "ioccsz",
+        "icdoff",
+      ]
+    ) {
+      lines.push(`${k.padEnd(10)} ${c[k]}`);
+    }
+    lines.push(`${"sgls".padEnd(10)} ${(c.sgl_support as string[]).join(", ")}`);
+    for (const n of d.namespaces as Record<string, unknown>[]) {
+      lines.push(
+        `namespace  ${n.nsid}: ${n.nsze} blocks × ${n.lba_size} B = ${n.size_bytes} bytes`,
+      );
+    }
+  }
+  const log = d.discovery_log as Parameters<typeof logToText>[0] | undefined;
+  if (log) lines.push(logToText(log).trimEnd());
+  lines.push("steps:");
+  for (const s of d.steps as { step: string; ms: number }[]) {
+    lines.push(`  ${s.ms.toFixed(3).padStart(9)} ms  ${s.step}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+export const probeCommand: Command = {
+  name: "probe",
+  summary: "Talk NVMe over RDMA from user space: discovery log or a controller's identity",
+  description: `
+Connects the admin queue itself over RDMA-CM (NVMe/RDMA private data: qid 0, hrqsize 32,
+hsqsize 31), sends Fabrics Connect with the connect data in registered memory the target
+RDMA-READs, enables the controller (Property Set CC.EN, wait CSTS.RDY), and reads into
+registered memory the target RDMA-WRITEs. Without -n: the discovery log of
+${DISCOVERY_NQN} (-o json prints nvme-cli's keys, as 'nvmeof discover'). With -n: model,
+serial, firmware, MDTS, queue limits, SGL support and every active namespace's size and block
+size. Ends with a clean shutdown (CC.SHN) and disconnect, and lists the time of each step.
+Needs no nvme-rdma module and creates no block device. A refused Connect prints the decoded
+NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
+  options: PROBE_OPTIONS as unknown as Command["options"],
+  examples: [
+    "nvmeof probe -a 10.77.0.1                               # discovery log",
+    "nvmeof probe -a 10.77.0.1 -n nqn.2024-01.io.example:disk1",
+    "nvmeof probe -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 -q nqn.2024-01.io.example:h1 -o json",
+  ],
+  async run(ctx: RunContext): Promise<CommandResult> {
+    const v = ctx.values;
+    const address = addressFromFlags({ ...v, transport: "rdma" });
+    const id = await probeIdentity(v);
+    const subnqn = typeof v.nqn === "string" ? v.nqn : DISCOVERY_NQN;
+    using cancel = new Canceller().onSignals();
+    const o: ControllerOptions = {
+      host: address.traddr,
+      port: Number(address.trsvcid),
+      subnqn,
+      hostnqn: id.hostnqn,
+      hostid: id.hostid,
+      timeoutMs: timeoutFlag(v),
+      cancel,
+    };
+    const ctrl = await Controller.connect(o);
+    try {
+      await ctrl.enable();
+      if (subnqn === DISCOVERY_NQN) {
+        const log = await ctrl.discoveryLog();
+        await ctrl.shutdown();
+        const data = { ...logToNvmeCli(log), steps: ctrl.steps };
+        return {
+          data,
+          text: () => text({ discovery_log: log, steps: ctrl.steps }),
+        };
+      }
+      const ic = await ctrl.identifyController();
+      const nsids = await ctrl.activeNamespaces();
+      const namespaces = [];
+      for (const nsid of nsids) {
+        const ns = await ctrl.identifyNamespace(nsid);
+        namespaces.push({
+          nsid,
+          nsze: Number(ns.nsze),
+          ncap: Number(ns.ncap),
+          lba_size: ns.lbaSize,
+          size_bytes: Number(ns.nsze) * ns.lbaSize,
+          nguid: ns.nguid,
+        });
+      }
+      await ctrl.keepAlive();
+      await ctrl.shutdown();
+      const mps = 4096 << (ctrl.cap?.mpsmin ?? 0);
+      const data = {
+        traddr: o.host,
+        trsvcid: o.port,
+        subnqn,
+        hostnqn: o.hostnqn,
+        cntlid: ctrl.cntlid,
+        controller: {
+          model: ic.mn,
+          serial: ic.sn,
+          firmware: ic.fr,
+          version: ctrl.version,
+          vid: ic.vid,
+          ieee: ic.ieee,
+          mdts: ic.mdts,
+          mdts_bytes: ic.mdts ? mps * 2 ** ic.mdts : "unlimited",
+          maxcmd: ic.maxcmd,
+          mqes: ctrl.cap?.mqes,
+          cap_timeout_ms: ctrl.cap?.timeoutMs,
+          nn: ic.nn,
+          kas: ic.kas,
+          sqes: ic.sqes,
+          cqes: ic.cqes,
+          sgls: ic.sgls,
+          sgl_support: sglSupport(ic.sgls),
+          ioccsz: ic.ioccsz,
+          iorcsz: ic.iorcsz,
+          icdoff: ic.icdoff,
+          msdbd: ic.msdbd,
+          subnqn: ic.subnqn,
+        },
+        namespaces,
+        steps: ctrl.steps,
+      };
+      return { data, text: (d) => text(d as Record<string, unknown>) };
+    } finally {
+      ctrl.close();
+    }
+  },
+};

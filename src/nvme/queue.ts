@@ -1,0 +1,245 @@
+/**
+ * One NVMe/RDMA queue pair in user space, as nvme-rdma builds it (facts §1.3): an RDMA-CM
+ * connection with the NVMe/RDMA private data, `depth` receives posted for 16-byte CQEs, and
+ * 64-byte SQEs sent with SEND from registered memory. Data moves by keyed SGL: the target
+ * RDMA-WRITEs read data into, and RDMA-READs write data from, memory registered on this queue's
+ * protection domain. A command slot (its command id) is free again once both its SEND
+ * completed and its CQE arrived.
+ */
+import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
+import { FailureError } from "../errors.ts";
+import { connect, type Connection, type Endpoint, Trace } from "../rdma/connection.ts";
+import { CompletionError } from "../rdma/ping.ts";
+import { type MemoryRegion, WorkRequest } from "../rdma/verbs.ts";
+import type { Canceller } from "../rdma/wait.ts";
+import {
+  CQE_SIZE,
+  decodeRdmaCmAccept,
+  encodeRdmaCmRequest,
+  type KeyedSgl,
+  Sqe,
+  SQE_SIZE,
+} from "./capsule.ts";
+
+const RECV_TAG = 0x10000;
+
+export interface QueueOptions {
+  host: string;
+  port: number;
+  qid: number;
+  /** Commands outstanding at most (the SQ size; hsqsize = depth − 1, hrqsize = depth). */
+  depth: number;
+  /** RDMA READs the target may have outstanding against us (our responder resources). */
+  responderResources?: number;
+  timeoutMs: number;
+  cancel?: Canceller;
+  trace?: Trace;
+}
+
+/** Completion of one command: its status and result. */
+export interface Done {
+  cid: number;
+  status: number;
+  result: bigint;
+}
+
+export class NvmeQueue implements Disposable {
+  readonly conn: Connection;
+  readonly qid: number;
+  readonly depth: number;
+  readonly crqsize: number;
+  readonly timeoutMs: number;
+  readonly cancel?: Canceller;
+  readonly sqes: Sqe[];
+  readonly #sqeMr: MemoryRegion;
+  readonly #cqeMr: MemoryRegion;
+  readonly #send: WorkRequest[];
+  readonly #recv: WorkRequest[];
+  /** Per cid: bit 1 = SEND completed, bit 2 = CQE arrived. */
+  readonly #state: Uint8Array;
+  readonly #status: Uint16Array;
+  readonly #result: BigUint64Array;
+  readonly #ep: Endpoint;
+  /** Called when a command has fully completed (SEND done and CQE in). */
+  onDone: ((cid: number, status: number) => void) | undefined;
+
+  private constructor(
+    conn: Connection,
+    o: QueueOptions,
+    mrs: { sqe: MemoryRegion; cqe: MemoryRegion },
+    wrs: { send: WorkRequest[]; recv: WorkRequest[] },
+  ) {
+    this.conn = conn;
+    this.#ep = conn.ep;
+    this.qid = o.qid;
+    this.depth = o.depth;
+    this.timeoutMs = o.timeoutMs;
+    this.cancel = o.cancel;
+    this.#sqeMr = mrs.sqe;
+    this.#cqeMr = mrs.cqe;
+    this.#send = wrs.send;
+    this.#recv = wrs.recv;
+    this.sqes = Array.from(
+      { length: o.depth },
+      (_, i) => new Sqe(mrs.sqe.bytes.subarray(i * SQE_SIZE, (i + 1) * SQE_SIZE)),
+    );
+    this.#state = new Uint8Array(o.depth);
+    this.#status = new Uint16Array(o.depth);
+    this.#result = new BigUint64Array(o.depth);
+    this.crqsize = decodeRdmaCmAccept(conn.peerData)?.crqsize ?? 0;
+  }
+
+  /** Connects queue `qid` (no NVMe command is sent yet: Fabrics Connect is the caller's). */
+  static async open(o: QueueOptions): Promise<NvmeQueue> {
+    let mrs: { sqe: MemoryRegion; cqe: MemoryRegion } | undefined;
+    const send: WorkRequest[] = [];
+    const recv: WorkRequest[] = [];
+    const conn = await connect({
+      host: o.host,
+      port: o.port,
+      timeoutMs: o.timeoutMs,
+      trace: o.trace ?? new Trace(false),
+      cancel: o.cancel,
+      conn: {
+        responderResources: o.responderResources ?? 16,
+        initiatorDepth: 0,
+        retryCount: 7,
+        rnrRetryCount: 7,
+      },
+    }, {
+      caps: { maxSendWr: o.depth + 1, maxRecvWr: o.depth + 1 },
+      cqe: 2 * o.depth + 2,
+      // The target RDMA-READs write data and Connect data, and RDMA-WRITEs read data.
+      access: IBV_ACCESS.REMOTE_READ | IBV_ACCESS.REMOTE_WRITE,
+      prepare(ep) {
+        // SQEs are only read by our own NIC (SEND): no access flags. CQEs land by receive.
+        const sqe = ep.pd.register(o.depth * SQE_SIZE, 0);
+        const cqe = ep.pd.register(o.depth * CQE_SIZE, IBV_ACCESS.LOCAL_WRITE);
+        mrs = { sqe, cqe };
+        for (let i = 0; i < o.depth; i++) {
+          send.push(
+            new WorkRequest("send").local(i, sqe, i * SQE_SIZE, SQE_SIZE).op(
+              IBV_WR.SEND,
+              IBV_SEND.SIGNALED,
+            ),
+          );
+          const r = new WorkRequest("recv").local(RECV_TAG | i, cqe, i * CQE_SIZE, CQE_SIZE);
+          recv.push(r);
+          const rc = ep.qp.postRecv(r.address);
+          if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
+        }
+        return encodeRdmaCmRequest({ qid: o.qid, hrqsize: o.depth, hsqsize: o.depth - 1 });
+      },
+    });
+    return new NvmeQueue(conn, o, mrs!, { send, recv });
+  }
+
+  /** Registers memory on this queue's protection domain. */
+  register(length: number, access: number): MemoryRegion {
+    return this.#ep.pd.register(length, access);
+  }
+
+  /** The keyed SGL for `length` bytes at `offset` of `mr`. */
+  static sgl(mr: MemoryRegion, offset: number, length: number): KeyedSgl {
+    return { addr: mr.addr + BigInt(offset), length, key: mr.rkey };
+  }
+
+  /** Whether slot `cid` is idle. */
+  idle(cid: number): boolean {
+    return this.#state[cid] === 0;
+  }
+
+  /** Sends the SQE in slot `cid` (built in `this.sqes[cid]`). */
+  submit(cid: number): void {
+    this.#state[cid] = 8; // in flight
+    const rc = this.#ep.qp.postSend(this.#send[cid].address);
+    if (rc !== 0) {
+      this.#state[cid] = 0;
+      throw new FailureError(`ibv_post_send() failed: errno ${rc}.`);
+    }
+  }
+
+  /** Polls the CQ once; dispatches finished commands to onDone. Returns completions seen. */
+  reap(): number {
+    const cq = this.#ep.cq;
+    const n = cq.poll();
+    if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
+    for (let k = 0; k < n; k++) {
+      const st = cq.status(k);
+      if (st !== 0) {
+        throw new CompletionError(st, cq.opcode(k), `on NVMe queue ${this.qid}`);
+      }
+      const wr = cq.wrId(k);
+      let cid: number;
+      if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {
+        const slot = wr & 0xffff;
+        const off = slot * CQE_SIZE;
+        const dv = new DataView(this.#cqeMr.bytes.buffer, this.#cqeMr.bytes.byteOffset + off, 16);
+        cid = dv.getUint16(12, true);
+        if (cid >= this.depth || this.#state[cid] === 0) {
+          throw new FailureError(
+            `The target answered command id ${cid} on queue ${this.qid}, which is not in flight.`,
+          );
+        }
+        this.#status[cid] = dv.getUint16(14, true) >> 1;
+        this.#result[cid] = dv.getBigUint64(0, true);
+        const rc = this.#ep.qp.postRecv(this.#recv[slot].address);
+        if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
+        this.#state[cid] |= 2;
+      } else {
+        cid = wr;
+        this.#state[cid] |= 1;
+      }
+      if ((this.#state[cid] & 3) === 3) {
+        this.#state[cid] = 0;
+        this.onDone?.(cid, this.#status[cid]);
+      }
+    }
+    return n;
+  }
+
+  /** The status and result of the last completion of slot `cid`. */
+  done(cid: number): Done {
+    return { cid, status: this.#status[cid], result: this.#result[cid] };
+  }
+
+  /** Sends slot `cid` and waits (event driven, bounded) for its completion. */
+  async execute(cid: number, what: string): Promise<Done> {
+    this.submit(cid);
+    const deadline = performance.now() + this.timeoutMs;
+    const cq = this.#ep.cq;
+    let armed = false;
+    for (;;) {
+      this.reap();
+      if (this.#state[cid] === 0) return this.done(cid);
+      if (!armed) {
+        cq.requestNotify();
+        armed = true;
+        continue; // poll again: a completion may have come before arming
+      }
+      this.cancel?.check();
+      const end = this.conn.pollEnd();
+      if (end) {
+        throw new FailureError(
+          `The target dropped queue ${this.qid} during ${what}: ${end.name}.`,
+        );
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new FailureError(
+          `${what} got no answer within ${this.timeoutMs} ms on queue ${this.qid}.`,
+          { hint: "The target stopped answering; check that it is still up (--timeout MS)." },
+        );
+      }
+      await cq.waitEvent(Math.min(left, 100), this.cancel);
+    }
+  }
+
+  close(): void {
+    this.conn.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

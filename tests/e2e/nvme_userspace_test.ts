@@ -1,0 +1,178 @@
+/**
+ * The user-space NVMe/RDMA initiator against the real nvmet-rdma over rxe in the lab guest:
+ * probe's discovery log against `nvme discover`, probe's identity against `nvme id-ctrl` on the
+ * kernel initiator's controller, and the decoded refusals (host not allowed 0x184, unknown
+ * subsystem 0x182). The target is plain configfs writes on a memory-backed null_blk, torn down
+ * in reverse order in `finally`.
+ */
+import assert from "node:assert/strict";
+import { nvmeof } from "../helpers.ts";
+
+const ADDR = "10.77.0.1";
+const CFS = "/sys/kernel/config";
+const NVMET = `${CFS}/nvmet`;
+const TAG = `us${Deno.pid}`;
+const NQN = `nqn.2026-11.io.nvmeof:${TAG}-open`;
+const NQN_CLOSED = `nqn.2026-11.io.nvmeof:${TAG}-closed`;
+const HOSTID = "7b3c1f4e-5d6a-4b8c-9e0f-1a2b3c4d5e6f";
+const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
+const OTHER = `nqn.2026-11.io.nvmeof:${TAG}-otherhost`;
+const PORT = "77";
+
+async function sh(cmd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command("bash", {
+    args: ["-c", cmd],
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const d = new TextDecoder();
+  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
+}
+
+async function must(cmd: string): Promise<string> {
+  const r = await sh(cmd);
+  if (r.code !== 0) throw new Error(`${cmd}: exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+const undo: string[] = [];
+
+async function setup(): Promise<void> {
+  await sh("modprobe null_blk nr_devices=0; modprobe nvmet-rdma; modprobe nvme-rdma");
+  const nb = `${CFS}/nullb/${TAG}`;
+  await must(`mkdir ${nb}`);
+  undo.push(`rmdir ${nb}`, `echo 0 > ${nb}/power`);
+  await must(`echo 64 > ${nb}/size; echo 1 > ${nb}/memory_backed; echo 1 > ${nb}/power`);
+  for (const [nqn, open] of [[NQN, true], [NQN_CLOSED, false]] as const) {
+    const s = `${NVMET}/subsystems/${nqn}`;
+    await must(`mkdir ${s}`);
+    undo.push(`rmdir ${s}`);
+    if (open) await must(`echo 1 > ${s}/attr_allow_any_host`);
+    else {
+      await must(`mkdir ${NVMET}/hosts/${OTHER}`);
+      undo.push(`rmdir ${NVMET}/hosts/${OTHER}`);
+      await must(`ln -s ${NVMET}/hosts/${OTHER} ${s}/allowed_hosts/${OTHER}`);
+      undo.push(`rm ${s}/allowed_hosts/${OTHER}`);
+    }
+    await must(`mkdir ${s}/namespaces/1`);
+    undo.push(`rmdir ${s}/namespaces/1`, `echo 0 > ${s}/namespaces/1/enable`);
+    await must(
+      `echo /dev/${TAG} > ${s}/namespaces/1/device_path; echo 1 > ${s}/namespaces/1/enable`,
+    );
+  }
+  const p = `${NVMET}/ports/${PORT}`;
+  await must(`mkdir ${p}`);
+  undo.push(`rmdir ${p}`);
+  await must(
+    `echo rdma > ${p}/addr_trtype; echo ipv4 > ${p}/addr_adrfam; ` +
+      `echo ${ADDR} > ${p}/addr_traddr; echo 4420 > ${p}/addr_trsvcid`,
+  );
+  for (const nqn of [NQN, NQN_CLOSED]) {
+    await must(`ln -s ${NVMET}/subsystems/${nqn} ${p}/subsystems/${nqn}`);
+    undo.push(`rm ${p}/subsystems/${nqn}`);
+  }
+}
+
+async function teardown(): Promise<void> {
+  await sh(`nvme disconnect -n ${NQN}`);
+  for (const cmd of undo.reverse()) await sh(cmd);
+  undo.length = 0;
+}
+
+Deno.test({
+  name: "probe: discovery log, identity and refusals match the kernel's view",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    try {
+      await setup();
+      await t.step("discovery log equals nvme discover -o json, entry for entry", async () => {
+        const ours = await nvmeof(["probe", "-a", ADDR, "-q", HOST, "-I", HOSTID, "-o", "json"]);
+        assert.equal(ours.code, 0, ours.stderr);
+        const mine = JSON.parse(ours.stdout);
+        const theirs = JSON.parse(
+          await must(`nvme discover -t rdma -a ${ADDR} -s 4420 -q ${HOST} -I ${HOSTID} -o json`),
+        );
+        const key = (r: Record<string, unknown>) => `${r.subnqn}|${r.portid}`;
+        const sort = (rs: Record<string, unknown>[]) =>
+          [...rs].sort((a, b) => key(a) < key(b) ? -1 : 1);
+        assert.deepEqual(sort(mine.records), sort(theirs.records));
+        assert.ok(mine.records.some((r: { subnqn: string }) => r.subnqn === NQN));
+        assert.ok(mine.steps.some((s: { step: string }) => s.step === "get log page 0x70"));
+      });
+      await t.step("identity equals nvme id-ctrl on the kernel's controller", async () => {
+        const ours = await nvmeof([
+          "probe",
+          "-a",
+          ADDR,
+          "-n",
+          NQN,
+          "-q",
+          HOST,
+          "-I",
+          HOSTID,
+          "-o",
+          "json",
+        ]);
+        assert.equal(ours.code, 0, ours.stderr);
+        const p = JSON.parse(ours.stdout);
+        await must(`nvme connect -t rdma -a ${ADDR} -s 4420 -n ${NQN} -q ${HOST} -I ${HOSTID}`);
+        const dev = (await must(
+          `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = "${NQN}" ] && basename $c; done | head -1`,
+        )).trim();
+        assert.match(dev, /^nvme\d+$/);
+        const k = JSON.parse(await must(`nvme id-ctrl /dev/${dev} -o json`));
+        assert.equal(p.controller.model, String(k.mn).trim());
+        assert.equal(p.controller.serial, String(k.sn).trim());
+        assert.equal(p.controller.firmware, String(k.fr).trim());
+        assert.equal(p.controller.mdts, k.mdts);
+        assert.equal(p.controller.sgls, k.sgls);
+        assert.equal(p.namespaces.length, 1);
+        assert.equal(p.namespaces[0].size_bytes, 64 * 1024 * 1024);
+        const bytes = Number((await must(
+          `cat /sys/class/nvme/${dev}/${dev}n1/size 2>/dev/null || ` +
+            `cat /sys/block/$(ls /sys/class/nvme/${dev}/ | grep -m1 '^nvme.*n1$')/size`,
+        )).trim()) * 512;
+        assert.equal(p.namespaces[0].size_bytes, bytes);
+        for (
+          const s of ["fabrics connect", "wait CSTS.RDY", "identify controller", "wait CSTS.SHST"]
+        ) {
+          assert.ok(p.steps.some((x: { step: string }) => x.step === s), s);
+        }
+        await must(`nvme disconnect -n ${NQN}`);
+      });
+      await t.step("a host not allowed gets 0x184, an unknown NQN 0x182, both exit 1", async () => {
+        const denied = await nvmeof([
+          "probe",
+          "-a",
+          ADDR,
+          "-n",
+          NQN_CLOSED,
+          "-q",
+          HOST,
+          "-I",
+          HOSTID,
+        ]);
+        assert.equal(denied.code, 1);
+        assert.match(denied.stderr, /NVMe status 0x184 .*invalid host/);
+        assert.match(denied.stderr, /allowed_hosts/);
+        const unknown = await nvmeof([
+          "probe",
+          "-a",
+          ADDR,
+          "-n",
+          `${NQN}-nope`,
+          "-q",
+          HOST,
+          "-I",
+          HOSTID,
+        ]);
+        assert.equal(unknown.code, 1);
+        assert.match(unknown.stderr, /NVMe status 0x182 .*CONNECT_INVALID_PARAM/);
+      });
+    } finally {
+      await teardown();
+    }
+  },
+});

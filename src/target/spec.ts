@@ -5,6 +5,19 @@
  */
 import { fileKind } from "../configfs/native.ts";
 import { FailureError } from "../errors.ts";
+import {
+  DISCOVERY_NQN,
+  NQN_MAX_BYTES,
+  NQN_PATTERN,
+  SPEC_TOP_KEYS,
+  specEnum,
+  specKeys,
+  specRange,
+} from "./schema.ts";
+
+// The key lists, ranges and allowed values below come from the definitions in schema.ts, which
+// `nvmeof target schema` prints: the validator and the schema cannot drift apart.
+export { DISCOVERY_NQN, NQN_MAX_BYTES };
 
 /** A host NQN and its DH-HMAC-CHAP settings. */
 export interface HostSpec {
@@ -87,11 +100,11 @@ export class SpecError extends FailureError {
   }
 }
 
-/** The discovery subsystem's well-known NQN. */
-export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
-
-/** The longest NQN a Linux host can connect to (`nqnlen >= NVMF_NQN_SIZE (223)` is EINVAL). */
-export const NQN_MAX_BYTES = 222;
+/** "a, b or c" for messages. */
+function orList(values: string[], quote = false): string {
+  const v = values.map((x) => (quote ? `'${x}'` : x));
+  return v.length < 2 ? v.join("") : `${v.slice(0, -1).join(", ")} or ${v[v.length - 1]}`;
+}
 
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
 export function nqnProblem(nqn: string): string | undefined {
@@ -104,7 +117,7 @@ export function nqnProblem(nqn: string): string | undefined {
   if (nqn.includes("/")) return "contains '/', which cannot be a configfs directory name.";
   // deno-lint-ignore no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(nqn)) return "contains whitespace or control characters.";
-  if (!/^nqn\.\d{4}-(0[1-9]|1[0-2])\.[^:]+(:.+)?$/.test(nqn)) {
+  if (!new RegExp(NQN_PATTERN, "u").test(nqn)) {
     return "is not of the form nqn.<yyyy-mm>.<reverse-domain>[:<name>].";
   }
   return undefined;
@@ -315,7 +328,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       fix: "Start from the example in 'nvmeof target up --help'.",
     }]);
   }
-  keys(raw, "", ["hosts", "subsystems", "ports"]);
+  keys(raw, "", [...SPEC_TOP_KEYS]);
 
   // hosts
   const hosts: HostSpec[] = [];
@@ -327,13 +340,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       return;
     }
     if (!isObj(h)) return void bad(path, "must be a mapping with nqn.", "Write '- nqn: …'.");
-    keys(h, path, [
-      "nqn",
-      "dhchap_key_file",
-      "dhchap_ctrl_key_file",
-      "dhchap_hash",
-      "dhchap_dhgroup",
-    ]);
+    keys(h, path, specKeys("host"));
     const host: HostSpec = { nqn: nqn(h.nqn, `${path}.nqn`) ?? "" };
     const kf = keyFile(h, "dhchap_key_file", path);
     if (kf) host.dhchap_key_file = kf;
@@ -346,21 +353,15 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
         "Add the host key file too: bidirectional authentication needs both.",
       );
     }
-    const hash = optStr(h, "dhchap_hash", path, "hmac(sha256), hmac(sha384) or hmac(sha512)");
-    if (hash && !/^hmac\(sha(256|384|512)\)$/.test(hash)) {
-      bad(
-        `${path}.dhchap_hash`,
-        `'${hash}' is not a DH-HMAC-CHAP hash.`,
-        "Use hmac(sha256), hmac(sha384) or hmac(sha512).",
-      );
+    const hashes = specEnum("host", "dhchap_hash");
+    const hash = optStr(h, "dhchap_hash", path, orList(hashes));
+    if (hash && !hashes.includes(hash)) {
+      bad(`${path}.dhchap_hash`, `'${hash}' is not a DH-HMAC-CHAP hash.`, `Use ${orList(hashes)}.`);
     } else if (hash) host.dhchap_hash = hash;
-    const group = optStr(h, "dhchap_dhgroup", path, "null or ffdhe2048…ffdhe8192");
-    if (group && !/^(null|ffdhe(2048|3072|4096|6144|8192))$/.test(group)) {
-      bad(
-        `${path}.dhchap_dhgroup`,
-        `'${group}' is not a DH group.`,
-        "Use null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or ffdhe8192.",
-      );
+    const groups = specEnum("host", "dhchap_dhgroup");
+    const group = optStr(h, "dhchap_dhgroup", path, orList(groups));
+    if (group && !groups.includes(group)) {
+      bad(`${path}.dhchap_dhgroup`, `'${group}' is not a DH group.`, `Use ${orList(groups)}.`);
     } else if (group) host.dhchap_dhgroup = group;
     hosts.push(host);
   });
@@ -377,19 +378,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (!isObj(s)) {
       return void bad(path, "must be a mapping with nqn and namespaces.", "Write '- nqn: …'.");
     }
-    keys(s, path, [
-      "nqn",
-      "allow_any_host",
-      "hosts",
-      "serial",
-      "model",
-      "version",
-      "firmware",
-      "ieee_oui",
-      "cntlid_min",
-      "cntlid_max",
-      "namespaces",
-    ]);
+    keys(s, path, specKeys("subsystem"));
     const sub: SubsystemSpec = {
       nqn: nqn(s.nqn, `${path}.nqn`) ?? "",
       allow_any_host: bool(s, "allow_any_host", path, false),
@@ -431,10 +420,18 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       } else sub.ieee_oui = `0x${n.toString(16).padStart(6, "0")}`;
     }
     if (s.cntlid_min !== undefined) {
-      sub.cntlid_min = int(s.cntlid_min, `${path}.cntlid_min`, 1, 0xffef);
+      sub.cntlid_min = int(
+        s.cntlid_min,
+        `${path}.cntlid_min`,
+        ...specRange("subsystem", "cntlid_min"),
+      );
     }
     if (s.cntlid_max !== undefined) {
-      sub.cntlid_max = int(s.cntlid_max, `${path}.cntlid_max`, 1, 0xffef);
+      sub.cntlid_max = int(
+        s.cntlid_max,
+        `${path}.cntlid_max`,
+        ...specRange("subsystem", "cntlid_max"),
+      );
     }
     if (
       sub.cntlid_min !== undefined && sub.cntlid_max !== undefined &&
@@ -455,8 +452,8 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
           "Write '- nsid: 1' and 'device: /dev/…'.",
         );
       }
-      keys(n, npath, ["nsid", "device", "uuid", "nguid", "buffered_io", "enabled"]);
-      const nsid = int(n.nsid, `${npath}.nsid`, 1, 0xfffffffe) ?? 0;
+      keys(n, npath, specKeys("namespace"));
+      const nsid = int(n.nsid, `${npath}.nsid`, ...specRange("namespace", "nsid")) ?? 0;
       const device =
         str(n.device, `${npath}.device`, "the path of a block device or regular file") ?? "";
       if (device && checkFiles) {
@@ -536,26 +533,15 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (!isObj(p)) {
       return void bad(path, "must be a mapping with id, trtype and traddr.", "Write '- id: 1'.");
     }
-    keys(p, path, [
-      "id",
-      "trtype",
-      "adrfam",
-      "traddr",
-      "trsvcid",
-      "subsystems",
-      "inline_data_size",
-      "max_queue_size",
-      "pi_enable",
-      "tsas",
-      "treq",
-    ]);
-    const id = int(p.id, `${path}.id`, 0, 65535);
+    keys(p, path, specKeys("port"));
+    const id = int(p.id, `${path}.id`, ...specRange("port", "id"));
     const trtype = p.trtype === undefined ? "rdma" : p.trtype;
-    if (trtype !== "rdma" && trtype !== "tcp" && trtype !== "loop") {
+    const trtypes = specEnum("port", "trtype");
+    if (!trtypes.includes(trtype as string)) {
       bad(
         `${path}.trtype`,
-        `'${String(trtype)}' is not a transport nvmeof configures (rdma, tcp or loop).`,
-        "Use rdma, tcp or loop.",
+        `'${String(trtype)}' is not a transport nvmeof configures (${orList(trtypes)}).`,
+        `Use ${orList(trtypes)}.`,
       );
     }
     const port: PortSpec = { id: id ?? -1, trtype: trtype as PortSpec["trtype"], subsystems: [] };
@@ -571,7 +557,9 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       }
       if (adrfam !== undefined && !["ipv4", "ipv6", "ib", "fc"].includes(adrfam)) {
         bad(`${path}.adrfam`, `'${adrfam}' is not an address family.`, "Use ipv4, ipv6, ib or fc.");
-      } else if (trtype !== "loop" && adrfam !== undefined && !["ipv4", "ipv6"].includes(adrfam)) {
+      } else if (
+        trtype !== "loop" && adrfam !== undefined && !specEnum("port", "adrfam").includes(adrfam)
+      ) {
         bad(
           `${path}.adrfam`,
           `${trtype} ports take ipv4 or ipv6 addresses, not ${adrfam}.`,
@@ -601,7 +589,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       }
       port.traddr = traddr;
       port.adrfam = adrfam as PortSpec["adrfam"];
-      const svc = int(p.trsvcid ?? 4420, `${path}.trsvcid`, 1, 65535);
+      const svc = int(p.trsvcid ?? 4420, `${path}.trsvcid`, ...specRange("port", "trsvcid"));
       if (svc !== undefined) port.trsvcid = String(svc);
     } else if (p.traddr !== undefined || p.trsvcid !== undefined) {
       bad(
@@ -628,13 +616,22 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       "List each subsystem once.",
     );
     if (p.inline_data_size !== undefined) {
-      port.inline_data_size = int(p.inline_data_size, `${path}.inline_data_size`, -1, 1 << 20);
+      port.inline_data_size = int(
+        p.inline_data_size,
+        `${path}.inline_data_size`,
+        ...specRange("port", "inline_data_size"),
+      );
     }
     if (p.max_queue_size !== undefined) {
-      port.max_queue_size = int(p.max_queue_size, `${path}.max_queue_size`, -1, 1024);
+      port.max_queue_size = int(
+        p.max_queue_size,
+        `${path}.max_queue_size`,
+        ...specRange("port", "max_queue_size"),
+      );
     }
     if (p.pi_enable !== undefined) port.pi_enable = bool(p, "pi_enable", path, false);
-    const tsas = optStr(p, "tsas", path, "none or tls1.3");
+    const tsasValues = specEnum("port", "tsas");
+    const tsas = optStr(p, "tsas", path, orList(tsasValues));
     if (tsas !== undefined) {
       if (trtype !== "tcp") {
         bad(
@@ -642,18 +639,15 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
           `is only for tcp ports (the kernel refuses it for ${String(trtype)}).`,
           "Remove it.",
         );
-      } else if (tsas !== "none" && tsas !== "tls1.3") {
-        bad(`${path}.tsas`, `'${tsas}' is not a TCP security type.`, "Use none or tls1.3.");
+      } else if (!tsasValues.includes(tsas)) {
+        bad(`${path}.tsas`, `'${tsas}' is not a TCP security type.`, `Use ${orList(tsasValues)}.`);
       } else port.tsas = tsas;
     }
     const treq = optStr(p, "treq", path, "a treq value");
     if (treq !== undefined) {
-      if (["not specified", "required", "not required"].includes(treq)) port.treq = treq;
-      else {bad(
-          `${path}.treq`,
-          `'${treq}' is not a treq value.`,
-          "Use 'not specified', 'required' or 'not required'.",
-        );}
+      const treqs = specEnum("port", "treq");
+      if (treqs.includes(treq)) port.treq = treq;
+      else bad(`${path}.treq`, `'${treq}' is not a treq value.`, `Use ${orList(treqs, true)}.`);
     }
     ports.push(port);
   });

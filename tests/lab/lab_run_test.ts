@@ -28,12 +28,20 @@ Deno.test("lab run: stdout and stderr come back separately and byte-exact, with 
 });
 
 Deno.test("lab run: a command that overruns --timeout is stopped with exit 124", async () => {
-  const t0 = Date.now();
-  const r = await lab(["--timeout", "3", "--", "bash", "-c", "echo started; sleep 60; echo never"]);
+  const r = await lab([
+    "--timeout",
+    "3",
+    "--",
+    "bash",
+    "-c",
+    "echo started; sleep 3600; echo never",
+  ]);
   assert.equal(r.code, 124);
   assert.equal(r.stdout, "started\n");
-  assert.match(r.stderr, /did not finish within 3 s/);
-  assert.ok(Date.now() - t0 < 60_000, "the guest was not stopped at the bound");
+  // This message comes from the bound inside the guest; the host's watchdog (timeout + 120 s)
+  // would say "the guest did not finish … and was stopped" instead.
+  assert.match(r.stderr, /the command did not finish within 3 s/);
+  assert.doesNotMatch(r.stderr, /was stopped/);
 });
 
 Deno.test("lab run: a usage mistake is exit 2 and boots nothing", async () => {

@@ -21,6 +21,7 @@ import { kernelConnectCheck } from "./kernel_connect.ts";
 import type { DoctorPaths } from "./paths.ts";
 import { classifyProbe, probeNvmeRdma } from "./reach.ts";
 import { targetChecks } from "./target.ts";
+import { listeningChecks } from "./listening.ts";
 
 /** What to check. */
 export interface DoctorOptions {
@@ -74,6 +75,7 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       nqn: o.nqn,
       hostnqn,
     }, o.role === "target"));
+    checks.push(...await listeningChecks(paths, devices, o.timeoutMs));
   }
 
   if (!o.traddr) {

@@ -175,6 +175,10 @@ Deno.test("doctor: a healthy target and host give no failure and no warning, exi
   assert.match(get(report, "reach.kernel_connect").seen, /disconnected again/);
   assert.equal(get(report, "target.expect.port").status, "ok");
   assert.equal(get(report, "target.expect.host").status, "ok");
+  assert.match(
+    get(report, "target.port.71.listening").seen,
+    /^port 71 answers at 10\.77\.0\.1:4471: bound/,
+  );
   assert.equal(get(report, "fabric.gid").status, "ok");
   assert.equal(get(report, "fabric.route").status, "ok");
   const mtu = get(report, "fabric.port.rxe0.1.mtu");
@@ -223,6 +227,7 @@ Deno.test("doctor: a port for another address: nothing listens at the one asked,
     /no rdma port on this target is for 10\.77\.0\.1:4473.*73 for 10\.77\.0\.2:4473/,
   );
   assert.equal(get(report, "target.port.73.address").status, "ok");
+  assert.equal(get(report, "target.port.73.listening").status, "ok"); // bound on its own address
   assert.equal(get(report, "reach.kernel_connect").status, "fail");
 });
 

@@ -1,0 +1,65 @@
+/**
+ * Whether each enabled rdma port of the local target is really bound: nvmet binds the port's
+ * address when the first subsystem is linked, and a failed bind shows only in the kernel log.
+ * For every port whose address is on a local RDMA port, the doctor sends the admin-queue connect
+ * request to it and reads the answer.
+ */
+import type { LivePort } from "../configfs/nvmet.ts";
+import { type Check, check } from "./check.ts";
+import { type Devices, gidsFor } from "./fabric.ts";
+import type { DoctorPaths } from "./paths.ts";
+import { classifyProbe, probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
+import { readNvmet } from "./target.ts";
+
+/** The verdict on one port from the probe's answer. */
+export function classifyListening(p: LivePort, o: ProbeOutcome): Check {
+  const id = `target.port.${p.id}.listening`;
+  const where = `${o.traddr}:${o.trsvcid}`;
+  const v = classifyProbe(o);
+  if (v.status === "ok" || v.status === "warn") {
+    return check(
+      id,
+      "ok",
+      `port ${p.id} answers at ${where}: bound, ${v.seen.replace(/^an? /, "")}`,
+    );
+  }
+  if (v.status === "skip") return check(id, "skip", v.seen);
+  return check(
+    id,
+    "fail",
+    `port ${p.id} has ${p.subsystems.length} subsystem(s) linked but does not answer at ${where}: ` +
+      `the kernel did not bind it (${v.seen})`,
+    "read the bind error: dmesg | grep 'nvmet_rdma: binding CM ID' (-99: the address was not configured " +
+      "when the port was enabled; -19: it is not on an RDMA device); then unlink and relink a subsystem " +
+      `to bind again: rm /sys/kernel/config/nvmet/ports/${p.id}/subsystems/NQN; ln -s ` +
+      `/sys/kernel/config/nvmet/subsystems/NQN /sys/kernel/config/nvmet/ports/${p.id}/subsystems/NQN`,
+  );
+}
+
+/** Probes every enabled rdma port whose address is local; other ports are left to the address checks. */
+export async function listeningChecks(
+  paths: DoctorPaths,
+  devices: Devices,
+  timeoutMs: number,
+): Promise<Check[]> {
+  if ("error" in devices) return [];
+  const tree = readNvmet(paths);
+  if (!tree) return [];
+  const out: Check[] = [];
+  for (const p of tree.ports) {
+    const addr = p.attr.addr_traddr ?? "";
+    const port = Number(p.attr.addr_trsvcid);
+    if (p.attr.addr_trtype !== "rdma" || p.subsystems.length === 0 || !port) continue;
+    if (!gidsFor(devices, addr).length) continue;
+    try {
+      out.push(classifyListening(p, await probeNvmeRdma(addr, port, { timeoutMs })));
+    } catch (err) {
+      out.push(check(
+        `target.port.${p.id}.listening`,
+        "skip",
+        `could not probe port ${p.id}: ${(err as Error).message}`,
+      ));
+    }
+  }
+  return out;
+}

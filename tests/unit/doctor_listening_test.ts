@@ -1,0 +1,57 @@
+/**
+ * The doctor's verdict on whether an enabled nvmet rdma port is really bound, from the answer
+ * to the admin-queue connect request sent to the port's own address.
+ */
+import assert from "node:assert/strict";
+import type { LivePort } from "../../src/configfs/nvmet.ts";
+import { classifyListening } from "../../src/doctor/listening.ts";
+import type { ProbeOutcome } from "../../src/doctor/reach.ts";
+
+const PORT: LivePort = {
+  id: 3,
+  attr: { addr_trtype: "rdma", addr_traddr: "10.0.0.1", addr_trsvcid: "4420" },
+  subsystems: ["nqn.2024-01.io.example:disk1"],
+};
+
+function outcome(p: Partial<ProbeOutcome>): ProbeOutcome {
+  return {
+    traddr: "10.0.0.1",
+    trsvcid: 4420,
+    stage: "connect",
+    event: "ESTABLISHED",
+    status: 0,
+    privateData: new Uint8Array(0),
+    ...p,
+  };
+}
+
+Deno.test("a port that accepts the request is bound", () => {
+  const c = classifyListening(PORT, outcome({}));
+  assert.equal(c.id, "target.port.3.listening");
+  assert.equal(c.status, "ok");
+  assert.match(c.seen, /^port 3 answers at 10\.0\.0\.1:4420: bound/);
+});
+
+Deno.test("a port that rejects with NVMe/RDMA data is still bound", () => {
+  const rej = new Uint8Array(148);
+  new DataView(rej.buffer).setUint16(2, 6, true);
+  assert.equal(
+    classifyListening(PORT, outcome({ event: "REJECTED", status: 28, privateData: rej })).status,
+    "ok",
+  );
+});
+
+Deno.test("a linked port that does not answer was not bound: the fix reads the bind error and relinks", () => {
+  const c = classifyListening(PORT, outcome({ event: "REJECTED", status: 8 }));
+  assert.equal(c.status, "fail");
+  assert.match(
+    c.seen,
+    /port 3 has 1 subsystem\(s\) linked but does not answer at 10\.0\.0\.1:4420/,
+  );
+  assert.match(c.fix!, /binding CM ID.*-99.*-19.*ports\/3\/subsystems\/NQN/);
+});
+
+Deno.test("a probe that could not run is a skip", () => {
+  const c = classifyListening(PORT, outcome({ event: "NONE", localError: "no rdma_cm" }));
+  assert.equal(c.status, "skip");
+});

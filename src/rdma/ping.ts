@@ -22,6 +22,7 @@ import {
   type Listener,
   type QpSetup,
   Trace,
+  traceLines,
   type TraceStep,
 } from "./connection.ts";
 import type { MemoryRegion } from "./verbs.ts";
@@ -440,9 +441,15 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
     try {
       conn = await accept(listener, { timeoutMs: o.timeoutMs, trace, cancel: o.cancel }, (pd) => {
         hello = decodeHello(pd);
-        if (!hello) return { reject: "not an nvmeof ping client (use --rping for rping)" };
+        if (!hello) {
+          entry.error = "not an nvmeof ping client (use --rping for rping)";
+          return { reject: entry.error };
+        }
         const h = hello;
-        if (h.size < 1 || h.size > 1 << 30) return { reject: `size ${h.size} out of range` };
+        if (h.size < 1 || h.size > 1 << 30) {
+          entry.error = `size ${h.size} out of range`;
+          return { reject: entry.error };
+        }
         entry.op = h.op;
         entry.size = h.size;
         entry.count = h.count;
@@ -483,7 +490,7 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
       });
       if (!conn) {
         entry.result = "rejected";
-        o.note(`client ${n}: rejected (${trace.steps.at(-1)?.detail?.reason ?? "bad request"})`);
+        o.note(`client ${n}: rejected: ${entry.error}`);
         served.push(entry);
         continue;
       }
@@ -511,6 +518,9 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
       o.note(`client ${n}: failed: ${entry.error}`);
     } finally {
       conn?.close();
+      if (trace.enabled) {
+        for (const line of traceLines(trace.steps)) o.note(`client ${n}: ${line}`);
+      }
     }
     served.push(entry);
   }

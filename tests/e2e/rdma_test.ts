@@ -385,3 +385,29 @@ Deno.test("a server killed mid-run: the client says the peer went away, within a
   assert.match(msg, /went away|IBV_WC_RETRY_EXC_ERR|IBV_WC_WR_FLUSH_ERR|No progress/);
   assert.ok(Date.now() - t0 < 90000);
 });
+
+Deno.test("a request the server refuses: REJECTED reason 28 with the server's words; --trace on the server", async () => {
+  await using srv = server([
+    "rdma",
+    "ping",
+    "--server",
+    "-a",
+    ADDR,
+    "-p",
+    "7208",
+    "--trace",
+    "--clients",
+    "1",
+  ]);
+  await srv.waitFor(/listening/, 60000);
+  // An rping-protocol client sends no private data: the ping server refuses it and says why.
+  const r = await nvmeof(["rdma", "ping", "--rping", "-a", ADDR, "-p", "7208", "-c", "1"]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /REJECTED, reason 28 \(CONSUMER_DEFINED\): the peer says "not an nvmeof ping client/,
+  );
+  await srv.waitFor(/client 1: rejected: not an nvmeof ping client/, 20000);
+  assert.match(srv.stderr, /client 1: .*cm\s+CONNECT_REQUEST/);
+  assert.match(srv.stderr, /client 1: .*rdma_reject/);
+});

@@ -16,6 +16,7 @@ export const rdmaCommand: Command = {
   examples: [
     "nvmeof rdma devices",
     "nvmeof rdma ping --server -a 10.77.0.1 &  nvmeof rdma ping -a 10.77.0.1 --trace",
+    "nvmeof rdma bw -a 10.77.0.1 --size 65536 --depth 128",
   ],
   subcommands: [rdmaDevicesCommand, rdmaPingCommand, rdmaBwCommand],
 };

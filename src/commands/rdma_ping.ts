@@ -142,7 +142,12 @@ export const rdmaPingCommand: Command = {
     "wait is bounded by --timeout; failures name the CM event or completion status.",
   options: {
     ...PING_SHARED_OPTIONS,
-    count: { type: "string", short: "c", value: "COUNT", description: "Iterations (default 1000)" },
+    count: {
+      type: "string",
+      short: "c",
+      value: "COUNT",
+      description: "Iterations (default 1000; 10 with --rping, like rping -C)",
+    },
     size: { type: "string", value: "BYTES", description: "Payload size (default 64)" },
     op: { type: "string", value: "OP", description: "write, read or send (default write)" },
     trace: {

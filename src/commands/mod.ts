@@ -16,6 +16,7 @@ import { disableAutoconnectCommand, enableAutoconnectCommand } from "./autoconne
 import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
 import { probeCommand } from "./probe.ts";
+import { benchCommand } from "./bench.ts";
 
 export const COMMANDS: Command[] = [
   versionCommand,
@@ -32,6 +33,7 @@ export const COMMANDS: Command[] = [
   targetCommand,
   rdmaCommand,
   probeCommand,
+  benchCommand,
   doctorCommand,
   completionsCommand(() => COMMANDS),
   helpCommand(() => COMMANDS),

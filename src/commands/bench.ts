@@ -1,0 +1,308 @@
+/**
+ * `nvmeof bench`: NVMe over RDMA I/O from user space, with data landing in registered buffers
+ * (no nvme-rdma, no block device): IOPS, MB/s and latency, or `verify` of an LBA pattern.
+ */
+import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import { FailureError, UsageError } from "../errors.ts";
+import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS } from "../fabrics/flags.ts";
+import {
+  bufferAccess,
+  IoWorker,
+  type LatencyStats,
+  latencyStats,
+  type Pass,
+  type PassResult,
+  RW_MODES,
+  type RwMode,
+  Samples,
+  writes,
+  xorshift,
+} from "../nvme/bench.ts";
+import { Controller, type ControllerOptions, KATO_MS } from "../nvme/controller.ts";
+import { Canceller } from "../rdma/wait.ts";
+import { probeIdentity, timeoutFlag } from "./probe.ts";
+
+export const BENCH_OPTIONS = {
+  traddr: ADDRESS_FLAGS.traddr,
+  trsvcid: ADDRESS_FLAGS.trsvcid,
+  nqn: { type: "string", short: "n", value: "NQN", description: "Subsystem to drive" },
+  hostnqn: HOST_FLAGS.hostnqn,
+  hostid: HOST_FLAGS.hostid,
+  nsid: { type: "string", value: "N", description: "Namespace", default: "1" },
+  rw: {
+    type: "string",
+    value: "MODE",
+    description: "randread, read, randwrite, write or verify",
+    default: "randread",
+  },
+  bs: { type: "string", value: "BYTES", description: "Bytes per I/O", default: "4096" },
+  qd: { type: "string", value: "N", description: "I/Os in flight per queue", default: "32" },
+  queues: { type: "string", value: "N", description: "I/O queues", default: "1" },
+  time: { type: "string", value: "S", description: "Run for S seconds (default 10)" },
+  ios: {
+    type: "string",
+    value: "N",
+    description: "Run N I/Os (verify: write N, then read N back; default the whole namespace)",
+  },
+  "allow-write": {
+    type: "boolean",
+    description: "Let write, randwrite and verify overwrite the namespace's data",
+  },
+  timeout: {
+    type: "string",
+    value: "MS",
+    description: "Bound on each wait for the target (default 5000)",
+  },
+} as const;
+
+function int(v: Record<string, unknown>, key: string, lo: number, hi: number): number | undefined {
+  const s = v[key];
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < lo || n > hi) {
+    throw new UsageError(`--${key} must be an integer ${lo} … ${hi}, not '${s}'.`);
+  }
+  return n;
+}
+
+/** The validated run parameters. */
+export function benchParams(v: Record<string, unknown>) {
+  const rw = String(v.rw ?? "randread");
+  if (!(RW_MODES as readonly string[]).includes(rw)) {
+    throw new UsageError(`--rw must be one of ${RW_MODES.join(", ")}, not '${rw}'.`);
+  }
+  if (writes(rw as RwMode) && !v["allow-write"]) {
+    throw new UsageError(`--rw ${rw} overwrites the namespace's data.`, {
+      hint: "Add --allow-write if the data on it may be destroyed.",
+    });
+  }
+  if (typeof v.nqn !== "string") {
+    throw new UsageError("bench needs the subsystem: -n NQN.");
+  }
+  const bs = int(v, "bs", 512, 1 << 20)!;
+  if (bs % 512 !== 0) throw new UsageError(`--bs must be a multiple of 512, not '${bs}'.`);
+  if (v.time !== undefined && v.ios !== undefined) {
+    throw new UsageError("Give --time or --ios, not both.");
+  }
+  if (rw === "verify" && v.time !== undefined) {
+    throw new UsageError("--rw verify takes --ios (it writes, then reads the same blocks back).");
+  }
+  return {
+    rw: rw as RwMode,
+    nsid: int(v, "nsid", 1, 0xfffffffe)!,
+    bs,
+    qd: int(v, "qd", 1, 1024)!,
+    queues: int(v, "queues", 1, 64)!,
+    time: int(v, "time", 1, 86400),
+    ios: int(v, "ios", 1, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+function summary(r: PassResult): Record<string, unknown> {
+  const lat: LatencyStats = latencyStats(r.latencies.values());
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return {
+    ios: r.ios,
+    bytes: r.bytes,
+    seconds: Math.round(r.seconds * 1000) / 1000,
+    iops: Math.round(r.ios / (r.seconds || 1e-9)),
+    mb_s: round(r.bytes / 1e6 / (r.seconds || 1e-9)),
+    latency_us: {
+      min: round(lat.min),
+      median: round(lat.median),
+      p99: round(lat.p99),
+      max: round(lat.max),
+      mean: round(lat.mean),
+    },
+  };
+}
+
+function text(d: Record<string, unknown>): string {
+  const lines = [
+    `${d.subnqn} nsid ${d.nsid} at ${d.traddr}:${d.trsvcid}: ${d.rw}, bs ${d.bs}, ` +
+    `qd ${d.qd} × ${d.queues} queue(s)`,
+  ];
+  for (const p of d.passes as Record<string, unknown>[]) {
+    const l = p.latency_us as Record<string, number>;
+    lines.push(
+      `${
+        String(p.op).padEnd(5)
+      } ${p.ios} I/Os in ${p.seconds} s: ${p.iops} IOPS, ${p.mb_s} MB/s; ` +
+        `latency µs min ${l.min} median ${l.median} p99 ${l.p99} max ${l.max}`,
+    );
+  }
+  if (d.rw === "verify") {
+    lines.push(
+      d.mismatch_lba === null
+        ? `verify: all ${d.verified_ios} I/Os read back the pattern`
+        : `verify: MISMATCH, first at LBA ${d.mismatch_lba}`,
+    );
+  }
+  if (d.stopped) lines.push(`stopped early: ${d.stopped}`);
+  return lines.join("\n") + "\n";
+}
+
+export const benchCommand: Command = {
+  name: "bench",
+  summary: "NVMe over RDMA I/O benchmark from user space: IOPS, MB/s, latency, verify",
+  description: `
+Connects and enables the controller as 'nvmeof probe' does, identifies the namespace, then
+connects --queues I/O queues of --qd entries each. Every queue has one registered data buffer of
+qd × bs bytes, reused for the whole run: the target RDMA-WRITEs read data into it and
+RDMA-READs write data out of it. qd commands stay in flight per queue; Keep Alive goes out on the
+admin queue well within the keep-alive timeout. Prints IOPS, MB/s and latency (min, median, p99,
+max). write, randwrite and verify destroy the namespace's data and need --allow-write. Writes
+carry a pattern naming each block (every 8-byte word = 0x4e<<56 + LBA·2^16 + byte offset);
+verify writes it sequentially, reads it back, and exits 1 naming the first LBA that differs.
+Ctrl-C stops issuing and prints what was done so far.`,
+  options: BENCH_OPTIONS as unknown as Command["options"],
+  examples: [
+    "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1            # 4 KiB random reads, QD 32, 10 s",
+    "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 --qd 1 --time 5 -o json",
+    "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 --rw verify --ios 10000 --allow-write",
+  ],
+  async run(ctx: RunContext): Promise<CommandResult> {
+    const v = ctx.values;
+    const p = benchParams(v);
+    const address = addressFromFlags({ ...v, transport: "rdma" });
+    const id = await probeIdentity(v);
+    using cancel = new Canceller().onSignals();
+    const o: ControllerOptions = {
+      host: address.traddr,
+      port: Number(address.trsvcid),
+      subnqn: v.nqn as string,
+      hostnqn: id.hostnqn,
+      hostid: id.hostid,
+      timeoutMs: timeoutFlag(v),
+      cancel,
+    };
+    const ctrl = await Controller.connect(o);
+    const workers: IoWorker[] = [];
+    let kaTimer: ReturnType<typeof setTimeout> | undefined;
+    let kaFailure: unknown;
+    try {
+      await ctrl.enable();
+      const ic = await ctrl.identifyController();
+      const ns = await ctrl.identifyNamespace(p.nsid);
+      if (ns.nsze === 0n || ns.lbaSize === 0) {
+        throw new FailureError(`Namespace ${p.nsid} of '${o.subnqn}' is not active.`);
+      }
+      if (p.bs % ns.lbaSize !== 0) {
+        throw new UsageError(
+          `--bs ${p.bs} is not a multiple of namespace ${p.nsid}'s block size ${ns.lbaSize}.`,
+        );
+      }
+      const mdtsBytes = ic.mdts ? (4096 << (ctrl.cap?.mpsmin ?? 0)) * 2 ** ic.mdts : Infinity;
+      if (p.bs > mdtsBytes) {
+        throw new UsageError(`--bs ${p.bs} exceeds the controller's MDTS of ${mdtsBytes} bytes.`);
+      }
+      const nsze = Number(ns.nsze);
+      const chunks = Math.floor((nsze * ns.lbaSize) / p.bs);
+      if (chunks < 1) throw new UsageError(`--bs ${p.bs} is larger than the namespace.`);
+      const g = { nsid: p.nsid, lbaSize: ns.lbaSize, nsze, bs: p.bs, qd: p.qd };
+      const access = bufferAccess(p.rw);
+      for (let qid = 1; qid <= p.queues; qid++) {
+        // nvmet refuses an SQ of one entry (sqsize 0): like nvme-rdma, never open fewer than
+        // 16 entries; only qd of them are used.
+        const depth = Math.max(p.qd, Math.min(16, ctrl.cap?.mqes ?? 16));
+        const q = await ctrl.connectIoQueue(qid, depth);
+        try {
+          workers.push(new IoWorker(q, g, access));
+        } catch (err) {
+          q.close();
+          throw err;
+        }
+      }
+      // Keep Alive within KATO: every third of it, off the I/O path.
+      const keepAlive = () => {
+        kaTimer = setTimeout(async () => {
+          try {
+            await ctrl.keepAlive();
+            keepAlive();
+          } catch (err) {
+            kaFailure ??= err;
+          }
+        }, KATO_MS / 3);
+      };
+      keepAlive();
+
+      const passes: Pass[] = p.rw === "verify"
+        ? [{ op: "write", random: false, check: false }, { op: "read", random: false, check: true }]
+        : [{
+          op: writes(p.rw) ? "write" : "read",
+          random: p.rw.startsWith("rand"),
+          check: false,
+        }];
+      const ios = p.ios ?? (p.rw === "verify" ? chunks : undefined);
+      const seconds = p.time ?? (ios === undefined ? 10 : undefined);
+      const results: PassResult[] = [];
+      let mismatch: number | undefined;
+      for (const pass of passes) {
+        if (cancel.reason !== undefined) break;
+        const out: PassResult = { ios: 0, bytes: 0, seconds: 0, latencies: new Samples() };
+        let issued = 0;
+        const rng = xorshift(0x5eed + results.length);
+        const t0 = performance.now();
+        const deadline = seconds === undefined ? Infinity : t0 + seconds * 1000;
+        const next = () => {
+          if (ios !== undefined && issued >= ios) return -1;
+          if (performance.now() >= deadline) return -1;
+          const c = pass.random ? rng() % chunks : issued % chunks;
+          issued++;
+          return c;
+        };
+        // One queue failing stops the others issuing; all drain before anything is closed.
+        let workerFailed = false;
+        const stop = () => cancel.reason !== undefined || kaFailure !== undefined || workerFailed;
+        const settled = await Promise.allSettled(
+          workers.map((w) =>
+            w.run(pass, next, out, stop).catch((err) => {
+              workerFailed = true;
+              throw err;
+            })
+          ),
+        );
+        for (const r of settled) if (r.status === "rejected") throw r.reason;
+        out.seconds = (performance.now() - t0) / 1000;
+        if (kaFailure) throw kaFailure;
+        results.push(out);
+        if (out.mismatch !== undefined) mismatch ??= out.mismatch;
+      }
+      clearTimeout(kaTimer);
+      kaTimer = undefined;
+      // After Ctrl-C the admin queue's waits would end at once: just disconnect.
+      if (cancel.reason === undefined) await ctrl.shutdown();
+      const data = {
+        traddr: o.host,
+        trsvcid: o.port,
+        subnqn: o.subnqn,
+        nsid: p.nsid,
+        lba_size: ns.lbaSize,
+        nsze,
+        rw: p.rw,
+        bs: p.bs,
+        qd: p.qd,
+        queues: p.queues,
+        passes: results.map((r, i) => ({ op: passes[i].op, ...summary(r) })),
+        ...(p.rw === "verify"
+          ? { verified_ios: results[1]?.ios ?? 0, mismatch_lba: mismatch ?? null }
+          : {}),
+        stopped: cancel.reason ?? null,
+        steps: ctrl.steps,
+      };
+      const failed = mismatch !== undefined || cancel.reason !== undefined;
+      if (mismatch !== undefined) {
+        ctx.note(`Verify failed: LBA ${mismatch} did not read back its pattern.`);
+      }
+      return {
+        data,
+        text: (d) => text(d as Record<string, unknown>),
+        exitCode: failed ? 1 : 0,
+      };
+    } finally {
+      if (kaTimer !== undefined) clearTimeout(kaTimer);
+      for (const w of workers.reverse()) w.close();
+      ctrl.close();
+    }
+  },
+};

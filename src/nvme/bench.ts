@@ -1,0 +1,265 @@
+/**
+ * The I/O engine of `nvmeof bench`: per I/O queue one registered buffer of qd × bs (slot i owns
+ * bytes i·bs … (i+1)·bs) reused for the whole run, qd commands kept in flight, the target moving
+ * data straight into (reads) or out of (writes) that buffer. Also the LBA pattern that `verify`
+ * and `write` lay down, and the latency statistics.
+ */
+import { IBV_ACCESS } from "../../ffi/enums.ts";
+import { FailureError } from "../errors.ts";
+import type { MemoryRegion } from "../rdma/verbs.ts";
+import { IO, rwSqe } from "./capsule.ts";
+import { NvmeQueue } from "./queue.ts";
+import { NvmeStatusError } from "./status.ts";
+
+export const RW_MODES = ["randread", "read", "randwrite", "write", "verify"] as const;
+export type RwMode = typeof RW_MODES[number];
+
+/** Whether the mode writes (and so destroys data). */
+export function writes(rw: RwMode): boolean {
+  return rw === "randwrite" || rw === "write" || rw === "verify";
+}
+
+/**
+ * The least access the data buffer needs: reads are RDMA-WRITTEN into it by the target
+ * (REMOTE_WRITE, which verbs pairs with LOCAL_WRITE), writes are RDMA-READ from it (REMOTE_READ).
+ */
+export function bufferAccess(rw: RwMode): number {
+  const read = IBV_ACCESS.LOCAL_WRITE | IBV_ACCESS.REMOTE_WRITE;
+  if (rw === "verify") return read | IBV_ACCESS.REMOTE_READ;
+  return writes(rw) ? IBV_ACCESS.REMOTE_READ : read;
+}
+
+/** High byte of every pattern word's upper half: zeroed or unwritten blocks never match. */
+const MAGIC = 0x4e000000;
+
+/**
+ * Fills `buf` (a whole number of `lbaSize` blocks) with the pattern of the blocks starting at
+ * `lba`: the 8-byte little-endian word at byte offset o of block l is
+ * (0x4e << 56) + l·2^16 + o, so every word names its block and its place in it (LBAs < 2^40).
+ */
+export function fillPattern(buf: Uint8Array, lba: number, lbaSize: number): void {
+  const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
+  const words = lbaSize >>> 3;
+  for (let b = 0, i = 0; b < buf.length / lbaSize; b++) {
+    const l = lba + b;
+    const lo = (l % 65536) * 65536;
+    const hi = (MAGIC | (Math.floor(l / 65536) & 0xffffff)) >>> 0;
+    for (let k = 0; k < words; k++, i += 2) {
+      w[i] = lo + k * 8;
+      w[i + 1] = hi;
+    }
+  }
+}
+
+/** The first block of `buf` (blocks from `lba`) that does not hold its pattern, or -1. */
+export function checkPattern(buf: Uint8Array, lba: number, lbaSize: number): number {
+  const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
+  const words = lbaSize >>> 3;
+  for (let b = 0, i = 0; b < buf.length / lbaSize; b++) {
+    const l = lba + b;
+    const lo = (l % 65536) * 65536;
+    const hi = (MAGIC | (Math.floor(l / 65536) & 0xffffff)) >>> 0;
+    for (let k = 0; k < words; k++, i += 2) {
+      if (w[i] !== lo + k * 8 || w[i + 1] !== hi) return l;
+    }
+  }
+  return -1;
+}
+
+export interface LatencyStats {
+  min: number;
+  median: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** min / median / p99 (nearest rank) / max / mean of `samples` (sorted in place). */
+export function latencyStats(samples: Float64Array): LatencyStats {
+  const n = samples.length;
+  if (n === 0) return { min: 0, median: 0, p99: 0, max: 0, mean: 0 };
+  samples.sort();
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += samples[i];
+  const rank = (p: number) => samples[Math.max(0, Math.ceil(p * n) - 1)];
+  return {
+    min: samples[0],
+    median: rank(0.5),
+    p99: rank(0.99),
+    max: samples[n - 1],
+    mean: sum / n,
+  };
+}
+
+/** A growable list of latencies (µs). */
+export class Samples {
+  #a = new Float64Array(4096);
+  length = 0;
+  push(v: number): void {
+    if (this.length === this.#a.length) {
+      const b = new Float64Array(this.#a.length * 2);
+      b.set(this.#a);
+      this.#a = b;
+    }
+    this.#a[this.length++] = v;
+  }
+  values(): Float64Array {
+    return this.#a.subarray(0, this.length);
+  }
+}
+
+/** xorshift32: a fast, seedable source of random block numbers. */
+export function xorshift(seed: number): () => number {
+  let x = (seed >>> 0) || 0x9e3779b9;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
+}
+
+/** Where the I/Os of one pass go and what they do. */
+export interface Pass {
+  op: "read" | "write";
+  random: boolean;
+  /** Check read data against the pattern (verify's read pass). Writes always carry it. */
+  check: boolean;
+}
+
+export interface Geometry {
+  nsid: number;
+  lbaSize: number;
+  /** Blocks of the namespace. */
+  nsze: number;
+  bs: number;
+  qd: number;
+}
+
+export interface PassResult {
+  ios: number;
+  bytes: number;
+  seconds: number;
+  latencies: Samples;
+  /** First LBA whose data did not match (verify), or undefined. */
+  mismatch?: number;
+}
+
+/** One I/O queue with its data buffer, driven by `run`. */
+export class IoWorker implements Disposable {
+  readonly q: NvmeQueue;
+  readonly mr: MemoryRegion;
+  readonly g: Geometry;
+  readonly #start: Float64Array;
+  readonly #lba: Float64Array;
+
+  constructor(q: NvmeQueue, g: Geometry, access: number) {
+    this.q = q;
+    this.g = g;
+    this.mr = q.register(g.qd * g.bs, access);
+    this.#start = new Float64Array(g.qd);
+    this.#lba = new Float64Array(g.qd);
+  }
+
+  /**
+   * Issues I/Os (`next()` gives the bs-sized chunk index, or -1 when done) with up to qd in
+   * flight; records each latency; returns when all are done. Bounded: no completion for
+   * `timeoutMs` or a dropped connection is an error.
+   */
+  async run(pass: Pass, next: () => number, out: PassResult, stop: () => boolean): Promise<void> {
+    const { q, g, mr } = this;
+    if (g.bs % g.lbaSize !== 0) throw new RangeError("bs must be a multiple of the LBA size");
+    const nlb = g.bs / g.lbaSize;
+    const opcode = pass.op === "read" ? IO.READ : IO.WRITE;
+    let inflight = 0;
+    let failure: Error | undefined;
+    let done = false;
+    const issue = (cid: number): boolean => {
+      if (done || stop()) return false;
+      const chunk = next();
+      if (chunk < 0) {
+        done = true;
+        return false;
+      }
+      const lba = chunk * nlb;
+      const buf = mr.bytes.subarray(cid * g.bs, (cid + 1) * g.bs);
+      if (pass.op === "write") fillPattern(buf, lba, g.lbaSize);
+      else if (pass.check) buf.fill(0xff);
+      rwSqe(q.sqes[cid], opcode, cid, g.nsid, lba, nlb, NvmeQueue.sgl(mr, cid * g.bs, g.bs));
+      this.#lba[cid] = lba;
+      this.#start[cid] = performance.now();
+      q.submit(cid);
+      inflight++;
+      return true;
+    };
+    q.onDone = (cid, status) => {
+      inflight--;
+      const now = performance.now();
+      if (status !== 0) {
+        failure ??= new NvmeStatusError(
+          `${pass.op === "read" ? "Read" : "Write"} of LBA ${this.#lba[cid]}`,
+          status,
+          false,
+        );
+        return;
+      }
+      out.latencies.push((now - this.#start[cid]) * 1000);
+      out.ios++;
+      out.bytes += g.bs;
+      if (pass.check && out.mismatch === undefined) {
+        const bad = checkPattern(
+          mr.bytes.subarray(cid * g.bs, (cid + 1) * g.bs),
+          this.#lba[cid],
+          g.lbaSize,
+        );
+        if (bad >= 0) out.mismatch = bad;
+      }
+      if (!failure) issue(cid);
+    };
+    try {
+      for (let cid = 0; cid < g.qd; cid++) if (!issue(cid)) break;
+      const cq = q.conn.ep.cq;
+      let last = performance.now();
+      let spins = 0;
+      while (inflight > 0) {
+        if (q.reap() > 0) {
+          last = performance.now();
+          spins = 0;
+          continue;
+        }
+        if (++spins < 64) continue;
+        cq.requestNotify();
+        if (q.reap() > 0) continue;
+        const end = q.conn.pollEnd();
+        if (end) {
+          throw new FailureError(
+            `The target dropped I/O queue ${q.qid} during the run: ${end.name}.`,
+          );
+        }
+        const left = last + q.timeoutMs - performance.now();
+        if (left <= 0) {
+          throw new FailureError(
+            `${inflight} I/Os got no answer within ${q.timeoutMs} ms on queue ${q.qid}.`,
+            { hint: "The target stopped answering; check that it is still up (--timeout MS)." },
+          );
+        }
+        await cq.waitEvent(Math.min(left, 100));
+        spins = 0;
+      }
+      if (failure) throw failure;
+    } finally {
+      q.onDone = undefined;
+    }
+  }
+
+  close(): void {
+    this.mr.close();
+    this.q.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

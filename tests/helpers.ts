@@ -48,3 +48,20 @@ export async function tempDir(
     },
   };
 }
+
+/** Runs a shell script (`sh -c`, or another shell) and collects its output; never throws. */
+export async function sh(script: string, shell: "sh" | "bash" = "sh"): Promise<RunResult> {
+  const out = await new Deno.Command(shell, {
+    args: ["-c", script],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** `bash -c script`, for scripts that need bash. */
+export function bash(script: string): Promise<RunResult> {
+  return sh(script, "bash");
+}

@@ -5,7 +5,7 @@
  * everything it made even when it fails.
  */
 import assert from "node:assert/strict";
-import { nvmeof } from "../helpers.ts";
+import { nvmeof, sh } from "../helpers.ts";
 
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:d0c70000-0000-4000-8000-00000000d0c1";
 const HI = "d0c70000-0000-4000-8000-00000000d0c1";
@@ -13,17 +13,6 @@ const ADDR = "10.77.0.1";
 const ID = ["-q", HQ, "-I", HI];
 const N = "/sys/kernel/config/nvmet";
 const STATUSES = ["ok", "warn", "fail", "skip"];
-
-async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", script],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
-}
 
 interface Check {
   id: string;

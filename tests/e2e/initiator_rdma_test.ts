@@ -6,23 +6,12 @@
  * /sys or /dev).
  */
 import assert from "node:assert/strict";
-import { nvmeof } from "../helpers.ts";
+import { nvmeof, sh } from "../helpers.ts";
 
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-00000000e2e1";
 const HI = "1e4a0000-0000-4000-8000-00000000e2e1";
 const ADDR = "10.77.0.1";
 const ID = ["-q", HQ, "-I", HI];
-
-async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", script],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
-}
 
 interface TargetSpec {
   /** Port id and TCP/RDMA port number (distinct per test). */

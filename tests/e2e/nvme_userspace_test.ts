@@ -6,7 +6,7 @@
  * in reverse order in `finally`.
  */
 import assert from "node:assert/strict";
-import { nvmeof } from "../helpers.ts";
+import { bash as sh, nvmeof } from "../helpers.ts";
 
 const ADDR = "10.77.0.1";
 const CFS = "/sys/kernel/config";
@@ -18,17 +18,6 @@ const HOSTID = "7b3c1f4e-5d6a-4b8c-9e0f-1a2b3c4d5e6f";
 const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const OTHER = `nqn.2026-11.io.nvmeof:${TAG}-otherhost`;
 const PORT = "77";
-
-async function sh(cmd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("bash", {
-    args: ["-c", cmd],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
-}
 
 async function must(cmd: string): Promise<string> {
   const r = await sh(cmd);

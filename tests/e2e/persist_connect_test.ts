@@ -7,23 +7,12 @@
  * (each start is slow under TCG).
  */
 import assert from "node:assert/strict";
-import { nvmeof, ROOT } from "../helpers.ts";
+import { nvmeof, ROOT, sh } from "../helpers.ts";
 
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-0000000000b8";
 const HI = "1e4a0000-0000-4000-8000-0000000000b8";
 const ADDR = "10.77.0.1";
 const N = "/sys/kernel/config/nvmet";
-
-async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", script],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
-}
 
 /** The shell that builds one subsystem (null_blk namespace, HQ allowed) on its own RDMA port. */
 function targetScript(nqn: string, port: number, trsvcid: number): { up: string; down: string } {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { nvmeof, tempDir } from "../helpers.ts";
+import { bash as sh, nvmeof, tempDir } from "../helpers.ts";
 import { fileKind } from "../../src/configfs/native.ts";
 import { listDir, readText } from "../../src/fabrics/kfs.ts";
 
@@ -17,17 +17,6 @@ const HOSTNQN = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const SUB1 = "nqn.2026-10.pk.nextgen:t3-pool-1";
 const SUB2 = "nqn.2026-10.pk.nextgen:t3-pool-2";
 const NVMET = "/sys/kernel/config/nvmet";
-
-async function sh(cmd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("bash", {
-    args: ["-c", cmd],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
-}
 
 async function must(cmd: string): Promise<string> {
   const r = await sh(cmd);

@@ -44,10 +44,10 @@ export async function connectSubsystem(
     hostnqn: opts.hostnqn ?? "",
     hostid: opts.hostid ?? "",
   };
-  const found = await existingControllers(paths, opts);
-  if (found.length) {
-    const c = found[0];
-    return {
+  // An identical live connection is reported, not duplicated.
+  const existing = async () => {
+    const [c] = await existingControllers(paths, opts);
+    return c && {
       ...base,
       device: c.name,
       instance: c.instance,
@@ -56,7 +56,9 @@ export async function connectSubsystem(
       existing: true,
       namespaces: c.namespaces,
     };
-  }
+  };
+  const found = await existing();
+  if (found) return found;
   const t0 = performance.now();
   let made;
   try {
@@ -64,19 +66,8 @@ export async function connectSubsystem(
   } catch (err) {
     // EALREADY: a connection appeared between our check and the write (or sysfs hid it).
     if (err instanceof ConnectError && err.errno === 114) {
-      const again = await existingControllers(paths, opts);
-      if (again.length) {
-        const c = again[0];
-        return {
-          ...base,
-          device: c.name,
-          instance: c.instance,
-          cntlid: c.cntlid,
-          state: c.state,
-          existing: true,
-          namespaces: c.namespaces,
-        };
-      }
+      const again = await existing();
+      if (again) return again;
     }
     throw err;
   }

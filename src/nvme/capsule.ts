@@ -254,6 +254,21 @@ export function decodeRdmaCmAccept(b: Uint8Array): { recfmt: number; crqsize: nu
   return { recfmt: dv.getUint16(0, true), crqsize: dv.getUint16(2, true) };
 }
 
+/**
+ * NVMe/RDMA CM reject private data (struct nvme_rdma_cm_rej: __le16 recfmt, __le16 sts), or
+ * undefined when it is not one: fewer than 4 bytes, a record format other than 1.0 (0), or a
+ * zero status. Only the first 4 bytes are read: the kernel's IB CM pads a REJ's private data to
+ * a fixed 148 bytes.
+ */
+export function decodeRdmaCmReject(b: Uint8Array): { recfmt: number; sts: number } | undefined {
+  if (b.length < 4) return undefined;
+  const dv = new DataView(b.buffer, b.byteOffset, 4);
+  const recfmt = dv.getUint16(0, true);
+  const sts = dv.getUint16(2, true);
+  if (recfmt !== 0 || sts === 0) return undefined;
+  return { recfmt, sts };
+}
+
 /** NVMe/RDMA CM reject status names (nvme-rdma.h). */
 export const RDMA_CM_REJECT: Readonly<Record<number, string>> = {
   1: "NVME_RDMA_CM_INVALID_LEN",

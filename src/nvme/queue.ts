@@ -8,7 +8,13 @@
  */
 import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
-import { connect, type Connection, type Endpoint, Trace } from "../rdma/connection.ts";
+import {
+  connect,
+  type Connection,
+  type Endpoint,
+  RejectedError,
+  Trace,
+} from "../rdma/connection.ts";
 import { CompletionError } from "../rdma/ping.ts";
 import { type MemoryRegion, WorkRequest } from "../rdma/verbs.ts";
 import type { Canceller } from "../rdma/wait.ts";
@@ -20,6 +26,7 @@ import {
   Sqe,
   SQE_SIZE,
 } from "./capsule.ts";
+import { describeRdmaCmReject, RdmaCmRejectError } from "./status.ts";
 
 const RECV_TAG = 0x10000;
 
@@ -89,8 +96,25 @@ export class NvmeQueue implements Disposable {
     this.crqsize = decodeRdmaCmAccept(conn.peerData)?.crqsize ?? 0;
   }
 
-  /** Connects queue `qid` (no NVMe command is sent yet: Fabrics Connect is the caller's). */
+  /**
+   * Connects queue `qid` (no NVMe command is sent yet: Fabrics Connect is the caller's). A
+   * target that refuses the queue with an NVMe/RDMA reject record raises RdmaCmRejectError,
+   * which names the record's status; other CM failures pass through unchanged.
+   */
   static async open(o: QueueOptions): Promise<NvmeQueue> {
+    try {
+      return await NvmeQueue.#open(o);
+    } catch (err) {
+      if (!(err instanceof RejectedError)) throw err;
+      const info = describeRdmaCmReject(err.rejectData, o);
+      if (!info) throw err;
+      throw new RdmaCmRejectError(`${o.host}:${o.port}`, o, { info, data: err.rejectData }, {
+        cause: err,
+      });
+    }
+  }
+
+  static async #open(o: QueueOptions): Promise<NvmeQueue> {
     let mrs: { sqe: MemoryRegion; cqe: MemoryRegion } | undefined;
     const send: WorkRequest[] = [];
     const recv: WorkRequest[] = [];

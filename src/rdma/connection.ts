@@ -188,7 +188,37 @@ function transition(
   trace.add("qp_state", `${qpStateName(before)} -> ${qpStateName(info.state)}`, detail);
 }
 
-/** The error for an unexpected CM event while connecting to `where`. */
+/**
+ * The peer refused the connect request (a REJECTED event). Carries what the event said, so a
+ * protocol layer above can decode its own reject record (NVMe/RDMA: struct nvme_rdma_cm_rej).
+ */
+export class RejectedError extends FailureError {
+  /** The IB CM reject reason (include/rdma/ib_cm.h; 28 = the peer called rdma_reject). */
+  readonly reason: number;
+  /** Its name (CONSUMER_DEFINED …), "unknown" for values not in the table. */
+  readonly reasonName: string;
+  /**
+   * The reject's private data as the event carried it, copied out before the ack. The kernel's
+   * IB CM pads it to the REJ's fixed size (148 bytes); empty when there was none.
+   */
+  readonly rejectData: Uint8Array;
+
+  constructor(
+    message: string,
+    reject: { reason: number; rejectData: Uint8Array },
+    options?: { cause?: unknown; hint?: string },
+  ) {
+    super(message, options);
+    this.reason = reject.reason;
+    this.reasonName = IB_CM_REJ_REASON[reject.reason] ?? "unknown";
+    this.rejectData = reject.rejectData;
+  }
+}
+
+/**
+ * The error for an unexpected CM event while connecting to `where`; a RejectedError (with the
+ * reject's private data) for REJECTED.
+ */
 export function connectError(ev: CmEvent, where: string, privateDataText?: string): FailureError {
   const status = ev.status < 0 ? `${errnoName(-ev.status)} (${ev.status})` : String(ev.status);
   switch (ev.type) {
@@ -210,8 +240,9 @@ export function connectError(ev: CmEvent, where: string, privateDataText?: strin
     case E.REJECTED: {
       const reason = IB_CM_REJ_REASON[ev.status] ?? "unknown";
       const text = privateDataText ? `: the peer says "${privateDataText}"` : "";
-      return new FailureError(
+      return new RejectedError(
         `Connection to ${where} rejected: REJECTED, reason ${ev.status} (${reason})${text}.`,
+        { reason: ev.status, rejectData: ev.privateData },
         {
           hint: ev.status === 8
             ? "Nothing listens on that address and port: start the server first " +

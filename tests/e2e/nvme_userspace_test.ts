@@ -2,11 +2,15 @@
  * The user-space NVMe/RDMA initiator against the real nvmet-rdma over rxe in the lab guest:
  * probe's discovery log against `nvme discover`, probe's identity against `nvme id-ctrl` on the
  * kernel initiator's controller, and the decoded refusals (host not allowed 0x184, unknown
- * subsystem 0x182). The target is plain configfs writes on a memory-backed null_blk, torn down
- * in reverse order in `finally`.
+ * subsystem 0x182), and nvmet-rdma's CM-level reject of an oversized admin queue decoded from its
+ * private data. The target is plain configfs writes on a memory-backed null_blk, torn down in
+ * reverse order in `finally`.
  */
 import assert from "node:assert/strict";
 import { bash as sh, nvmeof } from "../helpers.ts";
+import { NvmeQueue } from "../../src/nvme/queue.ts";
+import { RdmaCmRejectError } from "../../src/nvme/status.ts";
+import { RejectedError } from "../../src/rdma/connection.ts";
 
 const ADDR = "10.77.0.1";
 const CFS = "/sys/kernel/config";
@@ -160,6 +164,46 @@ Deno.test({
         assert.equal(unknown.code, 1);
         assert.match(unknown.stderr, /NVMe status 0x182 .*CONNECT_INVALID_PARAM/);
       });
+    } finally {
+      await teardown();
+    }
+  },
+});
+
+Deno.test({
+  name: "an admin queue of depth 64 is refused by nvmet-rdma as NVME_RDMA_CM_INVALID_HSQSIZE",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    try {
+      await setup();
+      const open = (depth: number) =>
+        NvmeQueue.open({ host: ADDR, port: 4420, qid: 0, depth, timeoutMs: 10000 });
+      // The same queue at the admin limit (NVME_AQ_DEPTH 32) is accepted: only the depth differs.
+      (await open(32)).close();
+      const err = await open(64).then(
+        (q) => {
+          q.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RdmaCmRejectError, `not a decoded reject: ${err}`);
+      console.log(`decoded: ${err.message}\n  hint: ${err.hint}`);
+      assert.equal(err.reject.name, "NVME_RDMA_CM_INVALID_HSQSIZE");
+      assert.equal(err.reject.sts, 4);
+      assert.equal(err.qid, 0);
+      assert.match(err.message, /refused NVMe queue 0 \(depth 64\): NVME_RDMA_CM_INVALID_HSQSIZE/);
+      assert.match(err.hint!, /at most 32 entries/);
+      const cause = err.cause;
+      assert.ok(cause instanceof RejectedError);
+      assert.equal(cause.reasonName, "CONSUMER_DEFINED");
+      assert.ok(cause.rejectData.length >= 4, `private data of ${cause.rejectData.length} bytes`);
+      console.log(
+        `  REJECTED reason ${cause.reason}, private data ${cause.rejectData.length} bytes: ` +
+          Array.from(cause.rejectData.subarray(0, 8), (b) => b.toString(16).padStart(2, "0"))
+            .join(" "),
+      );
     } finally {
       await teardown();
     }

@@ -10,6 +10,7 @@ import {
   IoWorker,
   type LatencyStats,
   latencyStats,
+  mergeResults,
   type Pass,
   type PassResult,
   RW_MODES,
@@ -130,6 +131,10 @@ function text(d: Record<string, unknown>): string {
       } ${p.ios} I/Os in ${p.seconds} s: ${p.iops} IOPS, ${p.mb_s} MB/s; ` +
         `latency µs min ${l.min} median ${l.median} p99 ${l.p99} max ${l.max}`,
     );
+    const pq = p.per_queue as { qid: number; ios: number }[];
+    if (pq.length > 1) {
+      lines.push(`      per queue: ${pq.map((q) => `${q.qid}: ${q.ios} I/Os`).join(", ")}`);
+    }
   }
   if (d.rw === "verify") {
     lines.push(
@@ -138,7 +143,7 @@ function text(d: Record<string, unknown>): string {
         : `verify: MISMATCH, first at LBA ${d.mismatch_lba}`,
     );
   }
-  if (d.stopped) lines.push(`stopped early: ${d.stopped}`);
+  if (d.stopped) lines.push(`interrupted (${d.stopped}): partial result`);
   return lines.join("\n") + "\n";
 }
 
@@ -154,7 +159,13 @@ admin queue well within the keep-alive timeout. Prints IOPS, MB/s and latency (m
 max). write, randwrite and verify destroy the namespace's data and need --allow-write. Writes
 carry a pattern naming each block (every 8-byte word = 0x4e<<56 + LBA·2^16 + byte offset);
 verify writes it sequentially, reads it back, and exits 1 naming the first LBA that differs.
-Ctrl-C stops issuing and prints what was done so far.`,
+JSON gives each pass's figures per queue too (per_queue: qid, ios, iops).
+
+Ctrl-C (SIGINT) or SIGTERM stops issuing, lets the I/Os in flight complete, disconnects, and
+prints the partial result over the time that ran, marked interrupted (JSON: "interrupted": true,
+"stopped": "SIGINT received"); the exit code is then 1, as for every run that did not finish.
+A target that drops a queue or stops answering for --timeout ends the run with exit 1 and an
+error naming the queue.`,
   options: BENCH_OPTIONS as unknown as Command["options"],
   examples: [
     "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1            # 4 KiB random reads, QD 32, 10 s",
@@ -235,11 +246,17 @@ Ctrl-C stops issuing and prints what was done so far.`,
         }];
       const ios = p.ios ?? (p.rw === "verify" ? chunks : undefined);
       const seconds = p.time ?? (ios === undefined ? 10 : undefined);
-      const results: PassResult[] = [];
+      const results: { all: PassResult; perQueue: PassResult[] }[] = [];
       let mismatch: number | undefined;
       for (const pass of passes) {
         if (cancel.reason !== undefined) break;
-        const out: PassResult = { ios: 0, bytes: 0, seconds: 0, latencies: new Samples() };
+        // Each queue counts into its own result (per-queue figures), merged after the pass.
+        const perQueue: PassResult[] = workers.map(() => ({
+          ios: 0,
+          bytes: 0,
+          seconds: 0,
+          latencies: new Samples(),
+        }));
         let issued = 0;
         const rng = xorshift(0x5eed + results.length);
         const t0 = performance.now();
@@ -255,17 +272,19 @@ Ctrl-C stops issuing and prints what was done so far.`,
         let workerFailed = false;
         const stop = () => cancel.reason !== undefined || kaFailure !== undefined || workerFailed;
         const settled = await Promise.allSettled(
-          workers.map((w) =>
-            w.run(pass, next, out, stop).catch((err) => {
+          workers.map((w, i) =>
+            w.run(pass, next, perQueue[i], stop).catch((err) => {
               workerFailed = true;
               throw err;
             })
           ),
         );
         for (const r of settled) if (r.status === "rejected") throw r.reason;
-        out.seconds = (performance.now() - t0) / 1000;
+        const took = (performance.now() - t0) / 1000;
         if (kaFailure) throw kaFailure;
-        results.push(out);
+        for (const r of perQueue) r.seconds = took;
+        const out = mergeResults(perQueue, took);
+        results.push({ all: out, perQueue });
         if (out.mismatch !== undefined) mismatch ??= out.mismatch;
       }
       clearTimeout(kaTimer);
@@ -283,16 +302,31 @@ Ctrl-C stops issuing and prints what was done so far.`,
         bs: p.bs,
         qd: p.qd,
         queues: p.queues,
-        passes: results.map((r, i) => ({ op: passes[i].op, ...summary(r) })),
+        passes: results.map((r, i) => ({
+          op: passes[i].op,
+          ...summary(r.all),
+          per_queue: r.perQueue.map((q, k) => ({
+            qid: workers[k].q.qid,
+            ios: q.ios,
+            iops: Math.round(q.ios / (q.seconds || 1e-9)),
+          })),
+        })),
         ...(p.rw === "verify"
-          ? { verified_ios: results[1]?.ios ?? 0, mismatch_lba: mismatch ?? null }
+          ? { verified_ios: results[1]?.all.ios ?? 0, mismatch_lba: mismatch ?? null }
           : {}),
+        interrupted: cancel.reason !== undefined,
         stopped: cancel.reason ?? null,
         steps: ctrl.steps,
       };
       const failed = mismatch !== undefined || cancel.reason !== undefined;
       if (mismatch !== undefined) {
         ctx.note(`Verify failed: LBA ${mismatch} did not read back its pattern.`);
+      }
+      if (cancel.reason !== undefined) {
+        const ran = results.reduce((t, r) => t + r.all.seconds, 0);
+        ctx.note(
+          `Interrupted (${cancel.reason}): partial result over the ${ran.toFixed(1)} s that ran.`,
+        );
       }
       return {
         data,

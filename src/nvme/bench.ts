@@ -106,6 +106,10 @@ export class Samples {
   values(): Float64Array {
     return this.#a.subarray(0, this.length);
   }
+  /** Adds every sample of `other`. */
+  append(other: Samples): void {
+    for (const v of other.values()) this.push(v);
+  }
 }
 
 /** xorshift32: a fast, seedable source of random block numbers. */
@@ -145,6 +149,21 @@ export interface PassResult {
   latencies: Samples;
   /** First LBA whose data did not match (verify), or undefined. */
   mismatch?: number;
+}
+
+/**
+ * The figures of one pass over all queues, from each queue's own result: sums, every latency,
+ * and the lowest LBA any queue found wrong (verify).
+ */
+export function mergeResults(parts: readonly PassResult[], seconds: number): PassResult {
+  const all: PassResult = { ios: 0, bytes: 0, seconds, latencies: new Samples() };
+  for (const r of parts) {
+    all.ios += r.ios;
+    all.bytes += r.bytes;
+    all.latencies.append(r.latencies);
+    if (r.mismatch !== undefined) all.mismatch = Math.min(all.mismatch ?? Infinity, r.mismatch);
+  }
+  return all;
 }
 
 /** One I/O queue with its data buffer, driven by `run`. */

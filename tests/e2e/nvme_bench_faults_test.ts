@@ -1,0 +1,326 @@
+/**
+ * `nvmeof bench` when runs are not short and clean, against the real nvmet-rdma over rxe in the
+ * lab guest: two I/O queues for a timed run, a run longer than the keep-alive timeout, SIGINT
+ * in the middle of a run, and the target removed under a running bench. Each test builds its
+ * own memory-backed null_blk target with plain configfs writes (port 79, trsvcid 4431) and
+ * tears it down in `finally`; runs that end early must leave no RDMA resources behind
+ * (`rdma resource show`).
+ */
+import assert from "node:assert/strict";
+import { bash as sh, ROOT } from "../helpers.ts";
+
+const ADDR = "10.77.0.1";
+const SVC = "4431";
+const CFS = "/sys/kernel/config";
+const NVMET = `${CFS}/nvmet`;
+const HOSTID = "5b2c7e1a-0d4f-4a3b-8c9e-2f1e0d3c4b5a";
+const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
+const PORT = "79";
+
+async function must(cmd: string): Promise<string> {
+  const r = await sh(cmd);
+  if (r.code !== 0) throw new Error(`${cmd}: exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+let serial = 0;
+
+/** A target exporting a 64 MiB memory-backed null_blk at ADDR:SVC; `down()` undoes it all. */
+async function targetUp(): Promise<{ nqn: string; port: string; down(): Promise<void> }> {
+  const tag = `bf${Deno.pid}x${serial++}`;
+  const nqn = `nqn.2026-11.io.nvmeof:${tag}-faults`;
+  const undo: string[] = [];
+  const down = async () => {
+    for (const cmd of undo.reverse()) await sh(cmd);
+    undo.length = 0;
+  };
+  try {
+    await sh("modprobe null_blk nr_devices=0; modprobe nvmet-rdma");
+    const nb = `${CFS}/nullb/${tag}`;
+    await must(`mkdir ${nb}`);
+    undo.push(`rmdir ${nb}`, `echo 0 > ${nb}/power`);
+    await must(`echo 64 > ${nb}/size; echo 1 > ${nb}/memory_backed; echo 1 > ${nb}/power`);
+    const s = `${NVMET}/subsystems/${nqn}`;
+    await must(`mkdir ${s}`);
+    undo.push(`rmdir ${s}`);
+    await must(`echo 1 > ${s}/attr_allow_any_host`);
+    await must(`mkdir ${s}/namespaces/1`);
+    undo.push(`rmdir ${s}/namespaces/1`, `echo 0 > ${s}/namespaces/1/enable`);
+    await must(
+      `echo /dev/${tag} > ${s}/namespaces/1/device_path; echo 1 > ${s}/namespaces/1/enable`,
+    );
+    const p = `${NVMET}/ports/${PORT}`;
+    await must(`mkdir ${p}`);
+    undo.push(`[ ! -d ${p} ] || rmdir ${p}`);
+    await must(
+      `echo rdma > ${p}/addr_trtype; echo ipv4 > ${p}/addr_adrfam; ` +
+        `echo ${ADDR} > ${p}/addr_traddr; echo ${SVC} > ${p}/addr_trsvcid`,
+    );
+    await must(`ln -s ${s} ${p}/subsystems/${nqn}`);
+    undo.push(`[ ! -L ${p}/subsystems/${nqn} ] || rm ${p}/subsystems/${nqn}`);
+    return { nqn, port: p, down };
+  } catch (err) {
+    await down();
+    throw err;
+  }
+}
+
+function flags(nqn: string): string[] {
+  return ["-a", ADDR, "-s", SVC, "-n", nqn, "-q", HOST, "-I", HOSTID];
+}
+
+/** The object counts of rxe0 (`rdma resource show`: pd, cq, qp, cm_id, mr). */
+async function rdmaCounts(): Promise<Record<string, number>> {
+  const line = (await must("rdma resource show")).split("\n").find((l) => /\brxe0:/.test(l));
+  assert.ok(line, "rdma resource show lists rxe0");
+  const counts: Record<string, number> = {};
+  for (const m of line.matchAll(/\b(pd|cq|qp|cm_id|mr) (\d+)/g)) counts[m[1]] = Number(m[2]);
+  return counts;
+}
+
+/** QPs, CQs, MRs, PDs and CM ids that `rdma resource show` attributes to process `pid`. */
+async function ownedBy(pid: number): Promise<string[]> {
+  const out: string[] = [];
+  for (const kind of ["qp", "cq", "mr", "pd", "cm_id"]) {
+    const r = await sh(`rdma resource show ${kind}`);
+    for (const l of r.stdout.split("\n")) if (new RegExp(`\\bpid ${pid}\\b`).test(l)) out.push(l);
+  }
+  return out;
+}
+
+/**
+ * Waits until the counts of `keys` are back to `base` (the kernel target releases its side of
+ * the queues from a workqueue); returns the last counts seen.
+ */
+async function countsBackTo(
+  base: Record<string, number>,
+  keys: string[],
+  limitMs = 20000,
+): Promise<Record<string, number>> {
+  const end = performance.now() + limitMs;
+  for (;;) {
+    const now = await rdmaCounts();
+    if (keys.every((k) => now[k] === base[k]) || performance.now() > end) return now;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+interface Running {
+  child: Deno.ChildProcess;
+  pid: number;
+  t0: number;
+  done: Promise<{ code: number; stdout: string; stderr: string; ms: number }>;
+}
+
+/** Starts `scripts/nvmeof ARGS` (it execs Deno, so the child's pid owns the RDMA objects). */
+function start(args: string[]): Running {
+  const child = new Deno.Command(`${ROOT}/scripts/nvmeof`, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const t0 = performance.now();
+  const dec = new TextDecoder();
+  const done = child.output().then((o) => ({
+    code: o.code,
+    stdout: dec.decode(o.stdout),
+    stderr: dec.decode(o.stderr),
+    ms: performance.now() - t0,
+  }));
+  return { child, pid: child.pid, t0, done };
+}
+
+/** The result of `r` if it exits within `ms`; otherwise kills it and fails. */
+async function exitWithin(r: Running, ms: number, what: string) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((res) => timer = setTimeout(() => res(undefined), ms));
+  const out = await Promise.race([r.done, late]);
+  clearTimeout(timer);
+  if (out === undefined) {
+    r.child.kill("SIGKILL");
+    const o = await r.done;
+    assert.fail(`${what}: still running after ${ms} ms (killed). stderr: ${o.stderr}`);
+  }
+  return out;
+}
+
+/**
+ * Waits until process `pid` holds `qps` QPs (admin + I/O queues connected), then `settleMs`
+ * more so that I/O is flowing. Fails if the process exits first or it takes over `limitMs`.
+ */
+async function ioStarted(r: Running, qps: number, settleMs: number, limitMs = 120000) {
+  let exited = false;
+  r.done.then(() => exited = true);
+  const end = performance.now() + limitMs;
+  for (;;) {
+    const q = (await sh(`rdma resource show qp`)).stdout.split("\n")
+      .filter((l) => new RegExp(`\\bpid ${r.pid}\\b`).test(l)).length;
+    if (q >= qps) break;
+    if (exited) {
+      const o = await r.done;
+      assert.fail(`bench exited (${o.code}) before its queues were up: ${o.stderr}`);
+    }
+    assert.ok(performance.now() < end, `bench had ${q} of ${qps} QPs after ${limitMs} ms`);
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  await new Promise((res) => setTimeout(res, settleMs));
+  assert.ok(!exited, "bench still runs once I/O has started");
+}
+
+Deno.test({
+  name: "bench --queues 2 --time 3: lasts about 3 s, both queues do I/O, no errors",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const t = await targetUp();
+    try {
+      const r = start([
+        "bench",
+        ...flags(t.nqn),
+        "--queues",
+        "2",
+        "--time",
+        "3",
+        "-o",
+        "json",
+      ]);
+      const o = await exitWithin(r, 180000, "bench --time 3");
+      assert.equal(o.code, 0, o.stderr);
+      assert.equal(o.stderr, "");
+      const res = JSON.parse(o.stdout);
+      assert.equal(res.queues, 2);
+      assert.equal(res.interrupted, false);
+      assert.equal(res.stopped, null);
+      assert.equal(res.passes.length, 1);
+      const pass = res.passes[0];
+      console.log(
+        `bench --queues 2 --time 3: ${pass.seconds} s, ${pass.ios} I/Os, ${pass.iops} IOPS, ` +
+          `per queue ${JSON.stringify(pass.per_queue)}; process ${Math.round(o.ms)} ms`,
+      );
+      // The deadline stops issuing at 3 s; what is in flight then (QD 32 per queue) drains.
+      assert.ok(pass.seconds >= 3 && pass.seconds < 8, `ran ${pass.seconds} s for --time 3`);
+      assert.deepEqual(pass.per_queue.map((q: { qid: number }) => q.qid), [1, 2]);
+      for (const q of pass.per_queue) assert.ok(q.ios > 0, `queue ${q.qid} did ${q.ios} I/Os`);
+      assert.equal(
+        pass.per_queue.reduce((s: number, q: { ios: number }) => s + q.ios, 0),
+        pass.ios,
+      );
+      assert.equal(pass.bytes, pass.ios * 4096);
+      assert.ok(pass.iops > 0);
+      assert.ok(res.steps.some((s: { step: string }) => s.step === "wait CSTS.SHST"));
+    } finally {
+      await t.down();
+    }
+  },
+});
+
+Deno.test({
+  name: "bench --time 20 outlasts the 15 s keep-alive timeout: Keep Alive goes out every 5 s",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const t = await targetUp();
+    try {
+      const r = start(["bench", ...flags(t.nqn), "--time", "20", "-o", "json"]);
+      const o = await exitWithin(r, 240000, "bench --time 20");
+      let res: { passes: { seconds: number; ios: number }[]; steps: { step: string }[] };
+      try {
+        res = JSON.parse(o.stdout);
+      } catch {
+        assert.fail(`exit ${o.code}, no JSON result: ${o.stderr}`);
+      }
+      const kas = res.steps.filter((s) => s.step === "keep alive").length;
+      console.log(
+        `bench --time 20: exit ${o.code}, ${res.passes[0]?.ios} I/Os in ` +
+          `${res.passes[0]?.seconds} s, ${kas} Keep Alive(s); ${o.stderr.trim()}`,
+      );
+      assert.equal(o.code, 0, o.stderr);
+      assert.ok(res.passes[0].seconds >= 20 && res.passes[0].seconds < 25);
+      // KATO is 15 s and Keep Alive is due every third of it: at least 3 in 20 s.
+      assert.ok(kas >= 3, `${kas} Keep Alive(s) in a 20 s run`);
+    } finally {
+      await t.down();
+    }
+  },
+});
+
+Deno.test({
+  name: "bench --time 60 stops within 15 s of SIGINT, prints the partial result, exit 1",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const t = await targetUp();
+    try {
+      const base = await rdmaCounts();
+      const r = start(["bench", ...flags(t.nqn), "--time", "60", "-o", "json"]);
+      await ioStarted(r, 2, 3000);
+      const sent = performance.now();
+      r.child.kill("SIGINT");
+      const o = await exitWithin(r, 15000, "bench after SIGINT");
+      const stopMs = performance.now() - sent;
+      assert.equal(o.code, 1, `exit ${o.code}: ${o.stderr}`);
+      assert.match(o.stderr, /Interrupted \(SIGINT received\): partial result over the [\d.]+ s/);
+      assert.doesNotMatch(o.stderr, /error:|\n\s+at /);
+      const res = JSON.parse(o.stdout);
+      assert.equal(res.interrupted, true);
+      assert.equal(res.stopped, "SIGINT received");
+      const pass = res.passes[0];
+      assert.ok(pass.ios > 0, "I/O was done before the signal");
+      assert.ok(pass.seconds > 0 && pass.seconds < 60, `partial run of ${pass.seconds} s`);
+      assert.ok(pass.iops > 0 && pass.latency_us.max > 0);
+      assert.equal(pass.per_queue[0].ios, pass.ios);
+      // No shutdown handshake after Ctrl-C, only the disconnect.
+      assert.ok(!res.steps.some((s: { step: string }) => s.step === "wait CSTS.SHST"));
+      assert.deepEqual(await ownedBy(r.pid), []);
+      const after = await countsBackTo(base, ["pd", "cq", "qp", "mr", "cm_id"]);
+      assert.deepEqual(after, base, "rdma resource counts back to the baseline");
+      console.log(
+        `SIGINT: exit ${o.code} ${Math.round(stopMs)} ms after the signal; partial ` +
+          `${pass.ios} I/Os in ${pass.seconds} s (${pass.iops} IOPS); counts ${
+            JSON.stringify(after)
+          }`,
+      );
+    } finally {
+      await t.down();
+    }
+  },
+});
+
+Deno.test({
+  name: "bench --time 60 ends within 30 s with exit 1 naming the dropped queue when the " +
+    "target port goes away, leaving no RDMA objects",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const t = await targetUp();
+    try {
+      const base = await rdmaCounts();
+      const r = start(["bench", ...flags(t.nqn), "--queues", "2", "--time", "60"]);
+      await ioStarted(r, 3, 3000);
+      // Unlinking the subsystem makes nvmet delete its controllers (their queues disconnect);
+      // removing the port ends the listener.
+      await must(`rm ${t.port}/subsystems/${t.nqn} && rmdir ${t.port}`);
+      const gone = performance.now();
+      const o = await exitWithin(r, 30000, "bench after the target went away");
+      const endMs = performance.now() - gone;
+      assert.equal(o.code, 1, `exit ${o.code}: ${o.stderr}`);
+      assert.match(o.stderr, /^error: The target dropped (I\/O )?queue \d+ during/m);
+      assert.doesNotMatch(o.stderr, /this is a bug|\n\s+at /);
+      assert.equal(o.stdout, "");
+      assert.deepEqual(await ownedBy(r.pid), []);
+      // The listener's CM id left with the port; every QP, CQ, MR and PD is released.
+      const after = await countsBackTo(base, ["pd", "cq", "qp", "mr"]);
+      for (const k of ["pd", "cq", "qp", "mr"]) {
+        assert.equal(after[k], base[k], `${k}: ${after[k]} after, ${base[k]} before`);
+      }
+      assert.ok(after.cm_id < base.cm_id, "the port's listener is gone");
+      console.log(
+        `target removed: exit ${o.code} ${Math.round(endMs)} ms later: ${o.stderr.trim()}; ` +
+          `counts ${JSON.stringify(base)} -> ${JSON.stringify(after)}`,
+      );
+    } finally {
+      await t.down();
+    }
+  },
+});

@@ -7,6 +7,8 @@ import { FailureError, UsageError } from "../errors.ts";
 import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS } from "../fabrics/flags.ts";
 import {
   bufferAccess,
+  DEFAULT_POLL_MS,
+  drive,
   IoWorker,
   type LatencyStats,
   latencyStats,
@@ -40,6 +42,13 @@ export const BENCH_OPTIONS = {
   qd: { type: "string", value: "N", description: "I/Os in flight per queue", default: "32" },
   queues: { type: "string", value: "N", description: "I/O queues", default: "1" },
   time: { type: "string", value: "S", description: "Run for S seconds (default 10)" },
+  "poll-ms": {
+    type: "string",
+    value: "MS",
+    description:
+      `Busy-poll the completion queues this long after the last completion before sleeping on ` +
+      `completion events; 0 sleeps at once (default ${DEFAULT_POLL_MS})`,
+  },
   ios: {
     type: "string",
     value: "N",
@@ -96,6 +105,7 @@ export function benchParams(v: Record<string, unknown>) {
     queues: int(v, "queues", 1, 64)!,
     time: int(v, "time", 1, 86400),
     ios: int(v, "ios", 1, Number.MAX_SAFE_INTEGER),
+    pollMs: int(v, "poll-ms", 0, 60000) ?? DEFAULT_POLL_MS,
   };
 }
 
@@ -268,18 +278,16 @@ error naming the queue.`,
           issued++;
           return c;
         };
-        // One queue failing stops the others issuing; all drain before anything is closed.
-        let workerFailed = false;
-        const stop = () => cancel.reason !== undefined || kaFailure !== undefined || workerFailed;
-        const settled = await Promise.allSettled(
-          workers.map((w, i) =>
-            w.run(pass, next, perQueue[i], stop).catch((err) => {
-              workerFailed = true;
-              throw err;
-            })
-          ),
-        );
-        for (const r of settled) if (r.status === "rejected") throw r.reason;
+        // One queue failing stops every queue issuing; all drain before anything is closed.
+        const stop = () =>
+          cancel.reason !== undefined || kaFailure !== undefined ||
+          workers.some((w) => w.failure !== undefined);
+        try {
+          workers.forEach((w, i) => w.start(pass, next, perQueue[i], stop));
+          await drive(workers, { timeoutMs: o.timeoutMs, pollMs: p.pollMs });
+        } finally {
+          for (const w of workers) w.finish();
+        }
         const took = (performance.now() - t0) / 1000;
         if (kaFailure) throw kaFailure;
         for (const r of perQueue) r.seconds = took;

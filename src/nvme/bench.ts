@@ -5,7 +5,9 @@
  * and `write` lay down, and the latency statistics.
  */
 import { IBV_ACCESS } from "../../ffi/enums.ts";
+import { setImmediate } from "node:timers";
 import { FailureError } from "../errors.ts";
+import { waitAnyReadable } from "../rdma/wait.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
 import { IO, rwSqe } from "./capsule.ts";
 import { NvmeQueue } from "./queue.ts";
@@ -166,13 +168,80 @@ export function mergeResults(parts: readonly PassResult[], seconds: number): Pas
   return all;
 }
 
-/** One I/O queue with its data buffer, driven by `run`. */
+/** How `drive` waits for completions. */
+export interface DriveOptions {
+  /** No completion on a queue with I/O in flight for this long is an error. */
+  timeoutMs: number;
+  /**
+   * Busy-poll the CQs for this long after the last completion before sleeping on their
+   * completion channels (0: sleep as soon as a poll finds nothing).
+   */
+  pollMs: number;
+}
+
+/** The default of `--poll-ms`: poll through a whole I/O under an emulated CPU. */
+export const DEFAULT_POLL_MS = 10;
+
+/** How often the loop lets the event loop run (Keep Alive timer, signals) and checks health. */
+const YIELD_MS = 5;
+
+/** One turn of the event loop (timers, signals, finished async ops), without timer clamping. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Runs started workers from one loop until every queue has drained: polls each CQ, every
+ * YIELD_MS checks for a dropped queue or a queue without progress for `timeoutMs` (throws) and
+ * yields one event-loop turn, and after `pollMs` without any completion sleeps on the queues'
+ * completion channels. Throws the first failed command once all queues have drained.
+ */
+export async function drive(workers: readonly IoWorker[], o: DriveOptions): Promise<void> {
+  let spins = 0;
+  let lastTurn = performance.now();
+  for (;;) {
+    let inflight = 0;
+    for (const w of workers) {
+      if (w.inflight > 0) w.q.reap();
+      inflight += w.inflight;
+    }
+    if (inflight === 0) break;
+    if ((++spins & 31) !== 0) continue;
+    const now = performance.now();
+    let last = 0;
+    for (const w of workers) if (w.inflight > 0 && w.lastDone > last) last = w.lastDone;
+    if (now - lastTurn >= YIELD_MS) {
+      for (const w of workers) if (w.inflight > 0) w.checkHealth(now, o.timeoutMs);
+      await nextTurn();
+      lastTurn = performance.now();
+      continue;
+    }
+    if (now - last < o.pollMs) continue;
+    // Idle: arm every busy CQ, poll once more (a completion may have raced the arming), sleep.
+    const busy = workers.filter((w) => w.inflight > 0);
+    for (const w of busy) w.q.conn.ep.cq.requestNotify();
+    let got = 0;
+    for (const w of busy) got += w.q.reap();
+    if (got > 0) continue;
+    await waitAnyReadable(busy.map((w) => w.q.conn.ep.cq.channelFd), YIELD_MS);
+    for (const w of busy) w.q.conn.ep.cq.takeEvent();
+  }
+  for (const w of workers) if (w.failure) throw w.failure;
+}
+
+/** One I/O queue with its data buffer; `drive` runs any number of them from one loop. */
 export class IoWorker implements Disposable {
   readonly q: NvmeQueue;
   readonly mr: MemoryRegion;
   readonly g: Geometry;
   readonly #start: Float64Array;
   readonly #lba: Float64Array;
+  /** Commands in flight in the current pass. */
+  inflight = 0;
+  /** The first failed command of the current pass. */
+  failure: Error | undefined;
+  /** performance.now() of the last completion (or of the pass start). */
+  lastDone = 0;
 
   constructor(q: NvmeQueue, g: Geometry, access: number) {
     this.q = q;
@@ -183,18 +252,19 @@ export class IoWorker implements Disposable {
   }
 
   /**
-   * Issues I/Os (`next()` gives the bs-sized chunk index, or -1 when done) with up to qd in
-   * flight; records each latency; returns when all are done. Bounded: no completion for
-   * `timeoutMs` or a dropped connection is an error.
+   * Starts a pass on this queue: issues up to qd I/Os (`next()` gives the bs-sized chunk index,
+   * or -1 when done) and keeps qd in flight from each completion until `next()` or `stop()` says
+   * no more; records each latency into `out`.
    */
-  async run(pass: Pass, next: () => number, out: PassResult, stop: () => boolean): Promise<void> {
+  start(pass: Pass, next: () => number, out: PassResult, stop: () => boolean): void {
     const { q, g, mr } = this;
     if (g.bs % g.lbaSize !== 0) throw new RangeError("bs must be a multiple of the LBA size");
     const nlb = g.bs / g.lbaSize;
     const opcode = pass.op === "read" ? IO.READ : IO.WRITE;
-    let inflight = 0;
-    let failure: Error | undefined;
     let done = false;
+    this.inflight = 0;
+    this.failure = undefined;
+    this.lastDone = performance.now();
     const issue = (cid: number): boolean => {
       if (done || stop()) return false;
       const chunk = next();
@@ -210,14 +280,15 @@ export class IoWorker implements Disposable {
       this.#lba[cid] = lba;
       this.#start[cid] = performance.now();
       q.submit(cid);
-      inflight++;
+      this.inflight++;
       return true;
     };
     q.onDone = (cid, status) => {
-      inflight--;
+      this.inflight--;
       const now = performance.now();
+      this.lastDone = now;
       if (status !== 0) {
-        failure ??= new NvmeStatusError(
+        this.failure ??= new NvmeStatusError(
           `${pass.op === "read" ? "Read" : "Write"} of LBA ${this.#lba[cid]}`,
           status,
           false,
@@ -235,42 +306,29 @@ export class IoWorker implements Disposable {
         );
         if (bad >= 0) out.mismatch = bad;
       }
-      if (!failure) issue(cid);
+      if (!this.failure) issue(cid);
     };
-    try {
-      for (let cid = 0; cid < g.qd; cid++) if (!issue(cid)) break;
-      const cq = q.conn.ep.cq;
-      let last = performance.now();
-      let spins = 0;
-      while (inflight > 0) {
-        if (q.reap() > 0) {
-          last = performance.now();
-          spins = 0;
-          continue;
-        }
-        if (++spins < 64) continue;
-        cq.requestNotify();
-        if (q.reap() > 0) continue;
-        const end = q.conn.pollEnd();
-        if (end) {
-          throw new FailureError(
-            `The target dropped I/O queue ${q.qid} during the run: ${end.name}.`,
-          );
-        }
-        const left = last + q.timeoutMs - performance.now();
-        if (left <= 0) {
-          throw new FailureError(
-            `${inflight} I/Os got no answer within ${q.timeoutMs} ms on queue ${q.qid}.`,
-            { hint: "The target stopped answering; check that it is still up (--timeout MS)." },
-          );
-        }
-        await cq.waitEvent(Math.min(left, 100));
-        spins = 0;
-      }
-      if (failure) throw failure;
-    } finally {
-      q.onDone = undefined;
+    for (let cid = 0; cid < g.qd; cid++) if (!issue(cid)) break;
+  }
+
+  /** Throws when the target dropped this queue or it made no progress for `timeoutMs`. */
+  checkHealth(now: number, timeoutMs: number): void {
+    const q = this.q;
+    const end = q.conn.pollEnd();
+    if (end) {
+      throw new FailureError(`The target dropped I/O queue ${q.qid} during the run: ${end.name}.`);
     }
+    if (now - this.lastDone > timeoutMs) {
+      throw new FailureError(
+        `${this.inflight} I/Os got no answer within ${timeoutMs} ms on queue ${q.qid}.`,
+        { hint: "The target stopped answering; check that it is still up (--timeout MS)." },
+      );
+    }
+  }
+
+  /** Ends the pass on this queue (after drain or failure). */
+  finish(): void {
+    this.q.onDone = undefined;
   }
 
   close(): void {

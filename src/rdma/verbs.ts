@@ -233,21 +233,30 @@ export class CompletionQueue implements Disposable {
   }
 
   /**
+   * Takes one pending completion event off the channel without waiting (ibv_get_cq_event on the
+   * non-blocking fd + ibv_ack_cq_events), re-arming the CQ. False when none was pending.
+   */
+  takeEvent(): boolean {
+    const ibv = libibverbs();
+    const rc = ibv.ibv_get_cq_event(this.#channel, this.#outCq, this.#outCtx);
+    if (rc === 0) {
+      ibv.ibv_ack_cq_events(this.pointer, 1);
+      this.requestNotify();
+      return true;
+    }
+    const e = errno();
+    if (!wouldBlock(e)) throw new NativeError("ibv_get_cq_event", e);
+    return false;
+  }
+
+  /**
    * Waits for a completion event on the channel (non-blocking poll, then a sync
    * ibv_get_cq_event + ibv_ack_cq_events), re-arming first. Returns false on timeout.
    */
   async waitEvent(timeoutMs: number, cancel?: Canceller): Promise<boolean> {
-    const ibv = libibverbs();
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const rc = ibv.ibv_get_cq_event(this.#channel, this.#outCq, this.#outCtx);
-      if (rc === 0) {
-        ibv.ibv_ack_cq_events(this.pointer, 1);
-        this.requestNotify();
-        return true;
-      }
-      const e = errno();
-      if (!wouldBlock(e)) throw new NativeError("ibv_get_cq_event", e);
+      if (this.takeEvent()) return true;
       const left = deadline - performance.now();
       if (left <= 0) return false;
       await waitReadable(this.channelFd, Math.ceil(left), cancel);

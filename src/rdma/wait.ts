@@ -120,6 +120,25 @@ export async function waitReadable(
   return n > 0 && (dv.getInt16(6, true) & ~0) !== 0;
 }
 
+/**
+ * Waits (non-blocking poll on a worker thread) until any of `fds` is readable or `timeoutMs`
+ * passes. Returns whether one was readable; an interrupted poll counts as readable.
+ */
+export async function waitAnyReadable(fds: readonly number[], timeoutMs: number): Promise<boolean> {
+  const buf = new Uint8Array(8 * Math.max(1, fds.length));
+  const dv = new DataView(buf.buffer);
+  fds.forEach((fd, i) => {
+    dv.setInt32(8 * i, fd, true);
+    dv.setInt16(8 * i + 4, POLLIN, true);
+  });
+  const n = await libc().poll_async(
+    buf,
+    BigInt(fds.length),
+    Math.max(0, Math.min(timeoutMs, 2 ** 31 - 1)),
+  );
+  return n !== 0;
+}
+
 /** Whether errno (read right after a failed call) says "nothing there yet". */
 export function wouldBlock(e: number): boolean {
   return e === EAGAIN;

@@ -9,6 +9,7 @@ import { UsageError } from "../../src/errors.ts";
 import {
   bufferAccess,
   checkPattern,
+  DEFAULT_POLL_MS,
   fillPattern,
   latencyStats,
   Samples,
@@ -96,6 +97,8 @@ Deno.test("flags: writes need --allow-write; bad values and --time with --ios ar
       { qd: "0" },
       { qd: "x" },
       { queues: "65" },
+      { "poll-ms": "-1" },
+      { "poll-ms": "1.5" },
       { time: "1", ios: "5" },
       { nqn: undefined },
     ]
@@ -107,6 +110,8 @@ Deno.test("flags: writes need --allow-write; bad values and --time with --ios ar
     UsageError,
   );
   assert.equal(benchParams({ ...base, ios: "10000" }).ios, 10000);
+  assert.equal(benchParams(base).pollMs, DEFAULT_POLL_MS);
+  assert.equal(benchParams({ ...base, "poll-ms": "0" }).pollMs, 0);
 });
 
 Deno.test("xorshift is deterministic per seed and covers small ranges", () => {

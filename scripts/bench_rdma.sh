@@ -8,13 +8,16 @@
 # ib_write_lat prints t_typical, the median of half round trips; nvmeof prints round trips, so
 # its median is halved here. ib_write_bw's "MB/sec" is MiB/s, compared with nvmeof's bw_mib_s.
 # Ratios: latency nvmeof/perftest (goal ≤ 1.10), bandwidth nvmeof/perftest (goal ≥ 0.95).
-# Environment: ADDR (default 10.77.0.1), ITERS (latency iterations, default 1000),
-# BW_ITERS (default 5000, perftest's default).
+# Each figure is the median of ROUNDS runs, the two tools alternating which goes first, so a
+# burst of load on the machine hits both; every round's figures are printed too.
+# Environment: ADDR (default 10.77.0.1), ITERS (latency iterations, default 5000: the median
+# must not be taken over the JIT's warm-up), BW_ITERS (default 2000), ROUNDS (default 3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ADDR="${ADDR:-10.77.0.1}"
-ITERS="${ITERS:-1000}"
-BW_ITERS="${BW_ITERS:-5000}"
+ITERS="${ITERS:-5000}"
+BW_ITERS="${BW_ITERS:-2000}"
+ROUNDS="${ROUNDS:-3}"
 N=scripts/nvmeof
 for t in ib_write_lat ib_write_bw python3; do
   command -v "$t" >/dev/null || { echo "bench_rdma: $t is missing (apt-get install perftest python3)" >&2; exit 3; }
@@ -40,20 +43,44 @@ $N rdma ping --server -a "$ADDR" -p 7180 2>/tmp/bench_rdma_server.log &
 pids+=($!)
 for _ in $(seq 1 300); do grep -q listening /tmp/bench_rdma_server.log 2>/dev/null && break; sleep 0.2; done
 
-printf '%-26s %14s %14s %8s\n' "latency (median one-way)" "perftest µs" "nvmeof µs" "ratio"
+median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+
+# round ROUND PERFTEST-CMD NVMEOF-CMD: runs both (order alternating by round), appends to ps/ns.
+round() {
+  local r="$1" p n
+  if [ $((r % 2)) = 1 ]; then p=$($2) && n=$($3); else n=$($3) && p=$($2); fi || return 1
+  [ -n "$p" ] && [ -n "$n" ] || return 1
+  ps+=("$p")
+  ns+=("$n")
+}
+lat_perftest() { perftest ib_write_lat "$size" "$ITERS" 18515 | awk '{ print $5 }'; }
+lat_nvmeof() {
+  timeout 600 $N rdma ping -a "$ADDR" -p 7180 --op write --size "$size" -c "$ITERS" -o json |
+    json "d['latency']['median_us']/2"
+}
+bw_perftest() { perftest ib_write_bw 65536 "$BW_ITERS" 18516 | awk '{ print $4 }'; }
+bw_nvmeof() {
+  timeout 900 $N rdma bw -a "$ADDR" -p 7180 --size 65536 --iters "$BW_ITERS" -o json |
+    json "d['bw_mib_s']"
+}
+
+printf '%-26s %14s %14s %8s   %s\n' "latency (median one-way)" "perftest µs" "nvmeof µs" "ratio" \
+  "rounds (perftest/nvmeof)"
 for size in 2 64 4096; do
-  line=$(perftest ib_write_lat "$size" "$ITERS" 18515)
-  p=$(awk '{ print $5 }' <<<"$line")
-  out=$(timeout 600 $N rdma ping -a "$ADDR" -p 7180 --op write --size "$size" -c "$ITERS" -o json) || {
-    echo "bench_rdma: nvmeof rdma ping failed at $size B" >&2; exit 1; }
-  n=$(json "d['latency']['median_us']/2" <<<"$out")
-  printf '%-26s %14.2f %14.2f %8s\n' "write $size B" "$p" "$n" "$(ratio "$n" "$p")"
+  ps=() ns=()
+  for r in $(seq 1 "$ROUNDS"); do
+    round "$r" lat_perftest lat_nvmeof || { echo "bench_rdma: write $size B failed" >&2; exit 1; }
+  done
+  p=$(median "${ps[@]}") n=$(median "${ns[@]}")
+  printf '%-26s %14.2f %14.2f %8s   %s\n' "write $size B" "$p" "$n" "$(ratio "$n" "$p")" \
+    "$(paste -d/ <(printf '%s\n' "${ps[@]}") <(printf '%s\n' "${ns[@]}") | tr '\n' ' ')"
 done
 
-line=$(perftest ib_write_bw 65536 "$BW_ITERS" 18516)
-p=$(awk '{ print $4 }' <<<"$line")
-out=$(timeout 900 $N rdma bw -a "$ADDR" -p 7180 --size 65536 --iters "$BW_ITERS" -o json) || {
-  echo "bench_rdma: nvmeof rdma bw failed" >&2; exit 1; }
-n=$(json "d['bw_mib_s']" <<<"$out")
+ps=() ns=()
+for r in $(seq 1 "$ROUNDS"); do
+  round "$r" bw_perftest bw_nvmeof || { echo "bench_rdma: bandwidth failed" >&2; exit 1; }
+done
+p=$(median "${ps[@]}") n=$(median "${ns[@]}")
 printf '%-26s %14s %14s %8s\n' "bandwidth 64 KiB" "perftest MiB/s" "nvmeof MiB/s" "ratio"
-printf '%-26s %14.2f %14.2f %8s\n' "write 65536 B" "$p" "$n" "$(ratio "$n" "$p")"
+printf '%-26s %14.2f %14.2f %8s   %s\n' "write 65536 B" "$p" "$n" "$(ratio "$n" "$p")" \
+  "$(paste -d/ <(printf '%s\n' "${ps[@]}") <(printf '%s\n' "${ns[@]}") | tr '\n' ' ')"

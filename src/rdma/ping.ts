@@ -213,6 +213,18 @@ function post(ep: Endpoint, wr: WorkRequest, recv = false): void {
   }
 }
 
+/**
+ * Bytes a WRITE or SEND may carry inline in its work request (the NIC copies them at post time,
+ * with no local memory key to look up), asked for when the QP is created; what the provider
+ * granted is read back and used when the message fits, as ib_write_lat does.
+ */
+export const INLINE_DATA = 64;
+
+/** Send flags of a WRITE/SEND of `size` bytes on `ep`: signaled, and inline when it fits. */
+function sendFlags(ep: Endpoint, size: number): number {
+  return IBV_SEND.SIGNALED | (size <= ep.qp.maxInlineData ? IBV_SEND.INLINE : 0);
+}
+
 /** Client options. */
 export interface PingOptions {
   host: string;
@@ -236,6 +248,8 @@ export interface PingResult {
   /** Round-trip times (write, send) or read completion times (read). */
   latency: LatencyStats;
   local_qp_num?: number;
+  /** Whether the client's WRITEs/SENDs carried their payload inline (the QP granted enough). */
+  inline: boolean;
   trace?: TraceStep[];
 }
 
@@ -248,7 +262,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
   const pat = pattern(o.size);
   let tx: MemoryRegion | undefined, rx: MemoryRegion | undefined;
   const setup: QpSetup = {
-    caps: { maxSendWr: 4, maxRecvWr: 4 },
+    caps: { maxSendWr: 4, maxRecvWr: 4, maxInlineData: o.op === "read" ? 0 : INLINE_DATA },
     cqe: 16,
     access: o.op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0,
     prepare(ep) {
@@ -294,6 +308,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
       verified: samples.length,
       latency: latencyStats(samples),
       local_qp_num: conn.ep.qp.qpNum,
+      inline: o.op !== "read" && o.size <= conn.ep.qp.maxInlineData,
     };
     conn.close();
     if (trace.enabled) result.trace = trace.steps;
@@ -322,6 +337,7 @@ async function runClientLoop(
   if (o.op === "read" && peer.len < size + 251) {
     throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
   }
+  const flags = sendFlags(ep, size);
   for (let i = 0; i < o.count; i++) {
     const slot = i & 1;
     const off = slot * size;
@@ -330,12 +346,7 @@ async function runClientLoop(
     rx.bytes[last] = expect[size - 1] ^ 0xff;
     if (tx) tx.bytes.set(expect, off);
     if (o.op === "write") {
-      wr.local(i, tx!, off, size).op(
-        IBV_WR.RDMA_WRITE,
-        IBV_SEND.SIGNALED,
-        peer.addr + BigInt(off),
-        peer.rkey,
-      );
+      wr.local(i, tx!, off, size).op(IBV_WR.RDMA_WRITE, flags, peer.addr + BigInt(off), peer.rkey);
     } else if (o.op === "read") {
       wr.local(i, rx, off, size).op(
         IBV_WR.RDMA_READ,
@@ -344,7 +355,7 @@ async function runClientLoop(
         peer.rkey,
       );
     } else {
-      wr.local(i, tx!, off, size).op(IBV_WR.SEND, IBV_SEND.SIGNALED);
+      wr.local(i, tx!, off, size).op(IBV_WR.SEND, flags);
       post(ep, rwr[slot], true);
     }
     const sendsBefore = counts.send;
@@ -461,7 +472,11 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
           : IBV_ACCESS.LOCAL_WRITE | IBV_ACCESS.REMOTE_WRITE;
         return {
           setup: {
-            caps: { maxSendWr: 4, maxRecvWr: 4 },
+            caps: {
+              maxSendWr: 4,
+              maxRecvWr: 4,
+              maxInlineData: h.op === "write" || h.op === "send" ? INLINE_DATA : 0,
+            },
             cqe: 16,
             access: h.op === "read"
               ? IBV_ACCESS.REMOTE_READ
@@ -537,6 +552,7 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   const wr = new WorkRequest("send");
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
+  const flags = sendFlags(ep, size);
   let verified = 0;
   for (let i = 0; i < h.count; i++) {
     const slot = i & 1;
@@ -557,12 +573,7 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
       if (i + 1 < h.count) {
         bytes[(1 - slot) * size + size - 1] = pat[shift(i + 1) + size - 1] ^ 0xff;
       }
-      wr.local(i, mr, off, size).op(
-        IBV_WR.RDMA_WRITE,
-        IBV_SEND.SIGNALED,
-        h.addr + BigInt(off),
-        h.rkey,
-      );
+      wr.local(i, mr, off, size).op(IBV_WR.RDMA_WRITE, flags, h.addr + BigInt(off), h.rkey);
       post(ep, wr);
     } else {
       // Completions of iteration i may have been reaped already while waiting for i-1's echo.
@@ -573,7 +584,7 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
           if (y) await y;
         }
       }
-      wr.local(i, mr, off, size).op(IBV_WR.SEND, IBV_SEND.SIGNALED);
+      wr.local(i, mr, off, size).op(IBV_WR.SEND, flags);
       post(ep, wr);
       post(ep, rwr[slot], true);
     }

@@ -9,6 +9,8 @@ import { IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.t
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { IBV_QP_ATTR as QA, RDMA_CM_ID as CID } from "../../ffi/structs.ts";
 import { errnoName } from "../errors.ts";
+import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
+import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
 import { ipv6Text } from "../rdma/devices.ts";
 import { cView } from "../rdma/native.ts";
@@ -27,26 +29,13 @@ export function adminConnectRequest(): Uint8Array {
   return b;
 }
 
-/** enum nvme_rdma_cm_status (include/linux/nvme-rdma.h). */
-export const NVME_RDMA_CM_STATUS: Readonly<Record<number, string>> = {
-  1: "INVALID_LEN",
-  2: "INVALID_RECFMT",
-  3: "INVALID_QID",
-  4: "INVALID_HSQSIZE",
-  5: "INVALID_HRQSIZE",
-  6: "NO_RSC",
-  7: "INVALID_IRD",
-  8: "INVALID_ORD",
-  9: "INVALID_CNTLID",
-};
-
-/** The NVMe/RDMA reject status in CM private data (`struct nvme_rdma_cm_rej`), if it is one. */
+/**
+ * The NVMe/RDMA reject status in CM private data (`struct nvme_rdma_cm_rej`), if it is one the
+ * kernel's nvme-rdma.h names.
+ */
 export function nvmeRejectStatus(data: Uint8Array): number | undefined {
-  if (data.length < 4) return undefined;
-  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const recfmt = dv.getUint16(0, true);
-  const sts = dv.getUint16(2, true);
-  return recfmt === 0 && NVME_RDMA_CM_STATUS[sts] ? sts : undefined;
+  const rej = decodeRdmaCmReject(data);
+  return rej && RDMA_CM_REJECT[rej.sts] ? rej.sts : undefined;
 }
 
 /** The crqsize of an NVMe/RDMA accept (`struct nvme_rdma_cm_rep`), if it is one. */
@@ -226,7 +215,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
           id,
           "warn",
           `an NVMe/RDMA target listens at ${where} but rejected the admin-queue request: NVMe/RDMA status ` +
-            `${sts} (${NVME_RDMA_CM_STATUS[sts]})`,
+            `${sts} (${RDMA_CM_REJECT[sts]}: ${describeRdmaCmReject(o.privateData)?.meaning})`,
           sts === 6
             ? "the target is out of resources (queues or memory): check its kernel log and lower the number of hosts/queues"
             : "the target refused a standard Linux host request: check its kernel log (dmesg) for nvmet_rdma",

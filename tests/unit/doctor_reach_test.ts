@@ -68,7 +68,7 @@ const TABLE: [string, Partial<ProbeOutcome>, string, RegExp][] = [
     "NVMe-level reject",
     { status: 28, privateData: nvmeRej(6) },
     "warn",
-    /listens at 10\.0\.0\.2:4420.*status 6 \(NO_RSC\)/,
+    /listens at 10\.0\.0\.2:4420.*status 6 \(NVME_RDMA_CM_NO_RSC: /,
   ],
   [
     "NVMe-level reject of the size",

@@ -153,6 +153,8 @@ Deno.test("ping: write, read and send at 2, 64 and 4096 bytes, every payload ver
         trace: new Trace(false),
       });
       assert.equal(r.verified, 50, `${op} ${size}`);
+      // Small WRITEs and SENDs go inline (rxe grants the 64 bytes asked for); READs never can.
+      assert.equal(r.inline, op !== "read" && size <= 64, `${op} ${size} inline`);
       assert.ok(r.latency.min_us > 0 && r.latency.min_us <= r.latency.median_us);
       assert.ok(r.latency.median_us <= r.latency.p99_us && r.latency.p99_us <= r.latency.max_us);
     }
@@ -169,6 +171,45 @@ Deno.test("ping: write, read and send at 2, 64 and 4096 bytes, every payload ver
   const st = await srv.stop();
   assert.equal(st.code, 0, srv.stderr);
   assert.match(srv.stdout, /served 10 client\(s\).*0 not ok/);
+});
+
+Deno.test("ping over IPv6: a RoCE v2 GID for fd77::1 on rxenet0 carries write, read and send", async () => {
+  const add = await new Deno.Command("ip", {
+    args: ["-6", "addr", "add", "fd77::1/64", "dev", "rxenet0", "nodad"],
+  }).output();
+  assert.equal(add.code, 0, dec.decode(add.stderr));
+  try {
+    // The GID table follows the netdev's addresses: the IPv6 GID appears shortly after.
+    let ips: (string | null)[] = [];
+    for (let i = 0; i < 20 && !ips.includes("fd77::1"); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 250));
+      const devs = JSON.parse((await nvmeof(["rdma", "devices", "-o", "json"])).stdout);
+      ips = devs.flatMap((d: { ports: { gids: { ip: string | null }[] }[] }) =>
+        d.ports.flatMap((p) => p.gids.map((g) => g.ip))
+      );
+    }
+    assert.ok(ips.includes("fd77::1"), `GID IPs: ${ips.join(", ")}`);
+    await using srv = server(["rdma", "ping", "--server", "-a", "fd77::1", "-p", "7209"]);
+    await srv.waitFor(/listening/, 60000);
+    for (const op of ["write", "read", "send"] as const) {
+      const r = await pingClient({
+        host: "fd77::1",
+        port: 7209,
+        op,
+        size: 64,
+        count: 20,
+        timeoutMs: 10000,
+        trace: new Trace(false),
+      });
+      assert.equal(r.verified, 20, op);
+    }
+    const st = await srv.stop();
+    assert.equal(st.code, 0, srv.stderr);
+    assert.match(srv.stdout, /served 3 client\(s\).*0 not ok/);
+  } finally {
+    await new Deno.Command("ip", { args: ["-6", "addr", "del", "fd77::1/64", "dev", "rxenet0"] })
+      .output();
+  }
 });
 
 Deno.test("--trace shows the CM events and RESET → INIT → RTR → RTS in order", async () => {

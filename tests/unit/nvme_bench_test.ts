@@ -99,6 +99,8 @@ Deno.test("flags: writes need --allow-write; bad values and --time with --ios ar
       { queues: "65" },
       { "poll-ms": "-1" },
       { "poll-ms": "1.5" },
+      { "queue-size": "16" },
+      { "queue-size": "1" },
       { time: "1", ios: "5" },
       { nqn: undefined },
     ]
@@ -112,6 +114,8 @@ Deno.test("flags: writes need --allow-write; bad values and --time with --ios ar
   assert.equal(benchParams({ ...base, ios: "10000" }).ios, 10000);
   assert.equal(benchParams(base).pollMs, DEFAULT_POLL_MS);
   assert.equal(benchParams({ ...base, "poll-ms": "0" }).pollMs, 0);
+  assert.equal(benchParams(base).queueSize, 128);
+  assert.equal(benchParams({ ...base, "queue-size": "32" }).queueSize, 32);
 });
 
 Deno.test("xorshift is deterministic per seed and covers small ranges", () => {

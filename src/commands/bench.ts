@@ -24,6 +24,7 @@ import {
 import { Controller, type ControllerOptions, KATO_MS } from "../nvme/controller.ts";
 import { Canceller } from "../rdma/wait.ts";
 import { probeIdentity, timeoutFlag } from "./probe.ts";
+import { intFlag } from "./rdma_ping.ts";
 
 /** I/O queue entries by default: nvme-cli's and the kernel's NVMF_DEF_QUEUE_SIZE. */
 export const DEFAULT_QUEUE_SIZE = 128;
@@ -76,14 +77,9 @@ export const BENCH_OPTIONS = {
   },
 } as const;
 
-function int(v: Record<string, unknown>, key: string, lo: number, hi: number): number | undefined {
-  const s = v[key];
-  if (s === undefined) return undefined;
-  const n = Number(s);
-  if (!Number.isInteger(n) || n < lo || n > hi) {
-    throw new UsageError(`--${key} must be an integer ${lo} … ${hi}, not '${s}'.`);
-  }
-  return n;
+/** An optional integer flag: undefined when absent, else checked like every other. */
+function optionalInt(v: Record<string, unknown>, key: string, lo: number, hi: number) {
+  return v[key] === undefined ? undefined : intFlag(v, key, lo, lo, hi);
 }
 
 /** The validated run parameters. */
@@ -100,12 +96,14 @@ export function benchParams(v: Record<string, unknown>) {
   if (typeof v.nqn !== "string") {
     throw new UsageError("bench needs the subsystem: -n NQN.");
   }
-  const bs = int(v, "bs", 512, 1 << 20)!;
+  const bs = intFlag(v, "bs", 4096, 512, 1 << 20);
   if (bs % 512 !== 0) throw new UsageError(`--bs must be a multiple of 512, not '${bs}'.`);
   if (v.time !== undefined && v.ios !== undefined) {
     throw new UsageError("Give --time or --ios, not both.");
   }
-  if (v["queue-size"] !== undefined && int(v, "queue-size", 2, 65536)! < int(v, "qd", 1, 1024)!) {
+  const qd = intFlag(v, "qd", 32, 1, 1024);
+  const queueSize = intFlag(v, "queue-size", DEFAULT_QUEUE_SIZE, 2, 65536);
+  if (queueSize < qd) {
     throw new UsageError("--queue-size must be at least --qd (the I/Os kept in flight).");
   }
   if (rw === "verify" && v.time !== undefined) {
@@ -113,14 +111,14 @@ export function benchParams(v: Record<string, unknown>) {
   }
   return {
     rw: rw as RwMode,
-    nsid: int(v, "nsid", 1, 0xfffffffe)!,
+    nsid: intFlag(v, "nsid", 1, 1, 0xfffffffe),
     bs,
-    qd: int(v, "qd", 1, 1024)!,
-    queues: int(v, "queues", 1, 64)!,
-    queueSize: int(v, "queue-size", 2, 65536) ?? DEFAULT_QUEUE_SIZE,
-    time: int(v, "time", 1, 86400),
-    ios: int(v, "ios", 1, Number.MAX_SAFE_INTEGER),
-    pollMs: int(v, "poll-ms", 0, 60000) ?? DEFAULT_POLL_MS,
+    qd,
+    queues: intFlag(v, "queues", 1, 1, 64),
+    queueSize,
+    time: optionalInt(v, "time", 1, 86400),
+    ios: optionalInt(v, "ios", 1, Number.MAX_SAFE_INTEGER),
+    pollMs: intFlag(v, "poll-ms", DEFAULT_POLL_MS, 0, 60000),
   };
 }
 

@@ -3,7 +3,6 @@
  * the discovery log, or a controller's identity and namespaces, with the time of each step.
  */
 import type { Command, CommandResult, RunContext } from "../cli/command.ts";
-import { UsageError } from "../errors.ts";
 import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
 import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
@@ -12,6 +11,7 @@ import { fabricsPaths } from "../fabrics/paths.ts";
 import { Controller, type ControllerOptions } from "../nvme/controller.ts";
 import { sglSupport } from "../nvme/identify.ts";
 import { Canceller } from "../rdma/wait.ts";
+import { intFlag } from "./rdma_ping.ts";
 
 export const PROBE_OPTIONS = {
   traddr: ADDRESS_FLAGS.traddr,
@@ -47,13 +47,7 @@ export async function probeIdentity(
 }
 
 export function timeoutFlag(values: Record<string, unknown>): number {
-  const t = values.timeout;
-  if (t === undefined) return 5000;
-  const n = Number(t);
-  if (!Number.isInteger(n) || n < 1 || n > 600000) {
-    throw new UsageError(`--timeout must be 1 … 600000 ms, not '${t}'.`);
-  }
-  return n;
+  return intFlag(values, "timeout", 5000, 1, 600000);
 }
 
 function text(d: Record<string, unknown>): string {

@@ -2,7 +2,7 @@
  * `nvmeof rdma ping`: an RC connection over RDMA-CM and a verified ping-pong of RDMA WRITE, READ
  * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
  */
-import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
+import type { Command, CommandResult, RunContext } from "../cli/command.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import { Listener, Trace, traceLines } from "../rdma/connection.ts";
 import { pingClient, type PingResult, serve, type ServedClient } from "../rdma/ping.ts";
@@ -13,7 +13,7 @@ export const DEFAULT_PORT = 7174;
 
 /** Parses a non-negative integer flag. */
 export function intFlag(
-  v: OptionValues,
+  v: Readonly<Record<string, unknown>>,
   name: string,
   def: number,
   min = 0,

@@ -99,32 +99,13 @@ export class Canceller implements Disposable {
 }
 
 /**
- * Waits until `fd` is readable, off the main thread. Returns true when readable, false when
- * `timeoutMs` passed. Throws CancelledError when the canceller fired.
+ * poll(2) for POLLIN on `fds` (a negative fd is ignored) on a worker thread, for at most
+ * `timeoutMs`. Returns poll's result and each fd's revents.
  */
-export async function waitReadable(
-  fd: number,
+async function pollIn(
+  fds: readonly number[],
   timeoutMs: number,
-  cancel?: Canceller,
-): Promise<boolean> {
-  cancel?.check();
-  const fds = new Uint8Array(16);
-  const dv = new DataView(fds.buffer);
-  dv.setInt32(0, fd, true);
-  dv.setInt16(4, POLLIN, true);
-  dv.setInt32(8, cancel ? cancel.fd : -1, true);
-  dv.setInt16(12, POLLIN, true);
-  const n = await libc().poll_async(fds, 2n, Math.max(0, Math.min(timeoutMs, 2 ** 31 - 1)));
-  cancel?.check();
-  if (n < 0) return true; // EINTR and friends: let the caller try its call and see
-  return n > 0 && (dv.getInt16(6, true) & ~0) !== 0;
-}
-
-/**
- * Waits (non-blocking poll on a worker thread) until any of `fds` is readable or `timeoutMs`
- * passes. Returns whether one was readable; an interrupted poll counts as readable.
- */
-export async function waitAnyReadable(fds: readonly number[], timeoutMs: number): Promise<boolean> {
+): Promise<{ n: number; revents: (i: number) => number }> {
   const buf = new Uint8Array(8 * Math.max(1, fds.length));
   const dv = new DataView(buf.buffer);
   fds.forEach((fd, i) => {
@@ -136,7 +117,31 @@ export async function waitAnyReadable(fds: readonly number[], timeoutMs: number)
     BigInt(fds.length),
     Math.max(0, Math.min(timeoutMs, 2 ** 31 - 1)),
   );
-  return n !== 0;
+  return { n, revents: (i) => dv.getInt16(8 * i + 6, true) };
+}
+
+/**
+ * Waits until `fd` is readable, off the main thread. Returns true when readable, false when
+ * `timeoutMs` passed. Throws CancelledError when the canceller fired.
+ */
+export async function waitReadable(
+  fd: number,
+  timeoutMs: number,
+  cancel?: Canceller,
+): Promise<boolean> {
+  cancel?.check();
+  const { n, revents } = await pollIn([fd, cancel ? cancel.fd : -1], timeoutMs);
+  cancel?.check();
+  if (n < 0) return true; // EINTR and friends: let the caller try its call and see
+  return n > 0 && revents(0) !== 0;
+}
+
+/**
+ * Waits (non-blocking poll on a worker thread) until any of `fds` is readable or `timeoutMs`
+ * passes. Returns whether one was readable; an interrupted poll counts as readable.
+ */
+export async function waitAnyReadable(fds: readonly number[], timeoutMs: number): Promise<boolean> {
+  return (await pollIn(fds, timeoutMs)).n !== 0;
 }
 
 /** Whether errno (read right after a failed call) says "nothing there yet". */

@@ -65,3 +65,10 @@ export async function sh(script: string, shell: "sh" | "bash" = "sh"): Promise<R
 export function bash(script: string): Promise<RunResult> {
   return sh(script, "bash");
 }
+
+/** `bash -c script`; throws with the script, exit code and stderr unless it exits 0. */
+export async function must(script: string): Promise<string> {
+  const r = await bash(script);
+  if (r.code !== 0) throw new Error(`${script}: exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}

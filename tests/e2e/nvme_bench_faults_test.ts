@@ -7,7 +7,7 @@
  * (`rdma resource show`).
  */
 import assert from "node:assert/strict";
-import { bash as sh, ROOT } from "../helpers.ts";
+import { bash as sh, must, ROOT } from "../helpers.ts";
 
 const ADDR = "10.77.0.1";
 const SVC = "4431";
@@ -16,12 +16,6 @@ const NVMET = `${CFS}/nvmet`;
 const HOSTID = "5b2c7e1a-0d4f-4a3b-8c9e-2f1e0d3c4b5a";
 const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const PORT = "79";
-
-async function must(cmd: string): Promise<string> {
-  const r = await sh(cmd);
-  if (r.code !== 0) throw new Error(`${cmd}: exit ${r.code}: ${r.stderr}`);
-  return r.stdout;
-}
 
 let serial = 0;
 

@@ -5,7 +5,7 @@
  * verify at QD 32 over 10000 I/Os finds no mismatch.
  */
 import assert from "node:assert/strict";
-import { bash as sh, nvmeof } from "../helpers.ts";
+import { bash as sh, must, nvmeof } from "../helpers.ts";
 import { checkPattern, fillPattern } from "../../src/nvme/bench.ts";
 
 const ADDR = "10.77.0.1";
@@ -18,12 +18,6 @@ const HOSTID = "3d1f2a4b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
 const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const PORT = "78";
 const FLAGS = ["-a", ADDR, "-s", SVC, "-n", NQN, "-q", HOST, "-I", HOSTID];
-
-async function must(cmd: string): Promise<string> {
-  const r = await sh(cmd);
-  if (r.code !== 0) throw new Error(`${cmd}: exit ${r.code}: ${r.stderr}`);
-  return r.stdout;
-}
 
 const undo: string[] = [];
 

@@ -7,7 +7,7 @@
  * reverse order in `finally`.
  */
 import assert from "node:assert/strict";
-import { bash as sh, nvmeof } from "../helpers.ts";
+import { bash as sh, must, nvmeof } from "../helpers.ts";
 import { NvmeQueue } from "../../src/nvme/queue.ts";
 import { RdmaCmRejectError } from "../../src/nvme/status.ts";
 import { RejectedError } from "../../src/rdma/connection.ts";
@@ -22,12 +22,6 @@ const HOSTID = "7b3c1f4e-5d6a-4b8c-9e0f-1a2b3c4d5e6f";
 const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const OTHER = `nqn.2026-11.io.nvmeof:${TAG}-otherhost`;
 const PORT = "77";
-
-async function must(cmd: string): Promise<string> {
-  const r = await sh(cmd);
-  if (r.code !== 0) throw new Error(`${cmd}: exit ${r.code}: ${r.stderr}`);
-  return r.stdout;
-}
 
 const undo: string[] = [];
 

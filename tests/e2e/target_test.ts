@@ -102,7 +102,11 @@ function read(path: string): string {
 }
 
 /** Block devices of a connected subsystem, by nsid (waits for udev-less /dev nodes). */
-async function namespaceDevices(subnqn: string): Promise<Map<number, string>> {
+/**
+ * The block devices of `subnqn` by nsid, once at least `want` have appeared (the kernel scans a
+ * new controller's namespaces one by one, so the first can show up before the others).
+ */
+async function namespaceDevices(subnqn: string, want = 1): Promise<Map<number, string>> {
   for (let i = 0; i < 50; i++) {
     const found = new Map<number, string>();
     for (const cls of ["/sys/class/nvme-subsystem", "/sys/class/nvme"]) {
@@ -117,7 +121,7 @@ async function namespaceDevices(subnqn: string): Promise<Map<number, string>> {
         }
       }
     }
-    if (found.size) return found;
+    if (found.size >= want || (found.size && i === 49)) return found;
     await new Promise((r) => setTimeout(r, 100));
   }
   return new Map();
@@ -191,7 +195,7 @@ Deno.test("target up serves two subsystems over RDMA: nvme-cli discovers, connec
   assert.ok(subs.every((r) => r.trtype === "rdma"));
 
   await connect(SUB1);
-  const ns1 = await namespaceDevices(SUB1);
+  const ns1 = await namespaceDevices(SUB1, 2);
   assert.deepEqual([...ns1.keys()].sort(), [1, 2], "SUB1 shows nsid 1 (null_blk) and 2 (loop)");
   await roundTripIo(ns1.get(1)!, 3);
   await roundTripIo(ns1.get(2)!, 5);

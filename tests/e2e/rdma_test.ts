@@ -203,6 +203,8 @@ Deno.test("ping over IPv6: a RoCE v2 GID for fd77::1 on rxenet0 carries write, r
       });
       assert.equal(r.verified, 20, op);
     }
+    // The server counts a client once its DISCONNECTED is in: wait for the third before stopping.
+    await srv.waitFor(/client 3: .*: ok/, 30000);
     const st = await srv.stop();
     assert.equal(st.code, 0, srv.stderr);
     assert.match(srv.stdout, /served 3 client\(s\).*0 not ok/);

@@ -279,7 +279,7 @@ export class IoWorker implements Disposable {
       rwSqe(q.sqes[cid], opcode, cid, g.nsid, lba, nlb, NvmeQueue.sgl(mr, cid * g.bs, g.bs));
       this.#lba[cid] = lba;
       this.#start[cid] = performance.now();
-      q.submit(cid);
+      q.queue(cid); // posted together at the end of this reap, or below
       this.inflight++;
       return true;
     };
@@ -309,6 +309,7 @@ export class IoWorker implements Disposable {
       if (!this.failure) issue(cid);
     };
     for (let cid = 0; cid < g.qd; cid++) if (!issue(cid)) break;
+    q.flush();
   }
 
   /** Throws when the target dropped this queue or it made no progress for `timeoutMs`. */

@@ -8,6 +8,7 @@
  */
 import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
+import { IBV_SEND_WR } from "../../ffi/structs.ts";
 import {
   connect,
   type Connection,
@@ -64,6 +65,9 @@ export class NvmeQueue implements Disposable {
   readonly #recv: WorkRequest[];
   /** Per cid: bit 1 = SEND completed, bit 2 = CQE arrived. */
   readonly #state: Uint8Array;
+  /** Slots queued for the next flush, in order, and how many. */
+  readonly #chain: Uint16Array;
+  #queued = 0;
   readonly #status: Uint16Array;
   readonly #result: BigUint64Array;
   readonly #ep: Endpoint;
@@ -91,6 +95,7 @@ export class NvmeQueue implements Disposable {
       (_, i) => new Sqe(mrs.sqe.bytes.subarray(i * SQE_SIZE, (i + 1) * SQE_SIZE)),
     );
     this.#state = new Uint8Array(o.depth);
+    this.#chain = new Uint16Array(o.depth);
     this.#status = new Uint16Array(o.depth);
     this.#result = new BigUint64Array(o.depth);
     this.crqsize = decodeRdmaCmAccept(conn.peerData)?.crqsize ?? 0;
@@ -173,12 +178,42 @@ export class NvmeQueue implements Disposable {
     return this.#state[cid] === 0;
   }
 
-  /** Sends the SQE in slot `cid` (built in `this.sqes[cid]`). */
+  /** Sends the SQE in slot `cid` (built in `this.sqes[cid]`), with any slots queued before it. */
   submit(cid: number): void {
+    this.queue(cid);
+    this.flush();
+  }
+
+  /**
+   * Queues slot `cid` for the next `flush` (or the end of the next `reap`): its send WR is linked
+   * behind the ones already queued, so a burst of commands costs one ibv_post_send, which on a
+   * software RDMA device is one system call.
+   */
+  queue(cid: number): void {
     this.#state[cid] = 8; // in flight
-    const rc = this.#ep.qp.postSend(this.#send[cid].address);
+    const n = this.#queued;
+    if (n > 0) {
+      this.#send[this.#chain[n - 1]].view.setBigUint64(
+        IBV_SEND_WR.next,
+        this.#send[cid].address,
+        true,
+      );
+    }
+    this.#chain[n] = cid;
+    this.#queued = n + 1;
+  }
+
+  /** Posts every queued slot with one ibv_post_send; throws (and forgets them) if it fails. */
+  flush(): void {
+    const n = this.#queued;
+    if (n === 0) return;
+    this.#queued = 0;
+    const rc = this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
+    for (let i = 0; i < n - 1; i++) {
+      this.#send[this.#chain[i]].view.setBigUint64(IBV_SEND_WR.next, 0n, true);
+    }
     if (rc !== 0) {
-      this.#state[cid] = 0;
+      for (let i = 0; i < n; i++) this.#state[this.#chain[i]] = 0;
       throw new FailureError(`ibv_post_send() failed: errno ${rc}.`);
     }
   }
@@ -219,6 +254,7 @@ export class NvmeQueue implements Disposable {
         this.onDone?.(cid, this.#status[cid]);
       }
     }
+    this.flush(); // what onDone queued
     return n;
   }
 

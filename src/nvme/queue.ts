@@ -69,7 +69,9 @@ export class NvmeQueue implements Disposable {
   readonly #chain: Uint16Array;
   #queued = 0;
   readonly #status: Uint16Array;
-  readonly #result: BigUint64Array;
+  /** Per cid: the CQE's 64-bit result as two little-endian words (no BigInt per completion). */
+  readonly #result: Uint32Array;
+  readonly #cqeView: DataView;
   readonly #ep: Endpoint;
   /** Called when a command has fully completed (SEND done and CQE in). */
   onDone: ((cid: number, status: number) => void) | undefined;
@@ -97,7 +99,9 @@ export class NvmeQueue implements Disposable {
     this.#state = new Uint8Array(o.depth);
     this.#chain = new Uint16Array(o.depth);
     this.#status = new Uint16Array(o.depth);
-    this.#result = new BigUint64Array(o.depth);
+    this.#result = new Uint32Array(2 * o.depth);
+    const c = mrs.cqe.bytes;
+    this.#cqeView = new DataView(c.buffer, c.byteOffset, c.byteLength);
     this.crqsize = decodeRdmaCmAccept(conn.peerData)?.crqsize ?? 0;
   }
 
@@ -233,15 +237,16 @@ export class NvmeQueue implements Disposable {
       if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {
         const slot = wr & 0xffff;
         const off = slot * CQE_SIZE;
-        const dv = new DataView(this.#cqeMr.bytes.buffer, this.#cqeMr.bytes.byteOffset + off, 16);
-        cid = dv.getUint16(12, true);
+        const dv = this.#cqeView;
+        cid = dv.getUint16(off + 12, true);
         if (cid >= this.depth || this.#state[cid] === 0) {
           throw new FailureError(
             `The target answered command id ${cid} on queue ${this.qid}, which is not in flight.`,
           );
         }
-        this.#status[cid] = dv.getUint16(14, true) >> 1;
-        this.#result[cid] = dv.getBigUint64(0, true);
+        this.#status[cid] = dv.getUint16(off + 14, true) >> 1;
+        this.#result[2 * cid] = dv.getUint32(off, true);
+        this.#result[2 * cid + 1] = dv.getUint32(off + 4, true);
         const rc = this.#ep.qp.postRecv(this.#recv[slot].address);
         if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
         this.#state[cid] |= 2;
@@ -260,7 +265,8 @@ export class NvmeQueue implements Disposable {
 
   /** The status and result of the last completion of slot `cid`. */
   done(cid: number): Done {
-    return { cid, status: this.#status[cid], result: this.#result[cid] };
+    const result = (BigInt(this.#result[2 * cid + 1]) << 32n) | BigInt(this.#result[2 * cid]);
+    return { cid, status: this.#status[cid], result };
   }
 
   /** Sends slot `cid` and waits (event driven, bounded) for its completion. */

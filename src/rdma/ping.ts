@@ -530,6 +530,15 @@ export async function serve(listener: Listener, o: ServeOptions): Promise<Served
       }
       entry.result = "failed";
       entry.error = (err as Error).message;
+      // A client killed mid-run takes its QP and memory with it: the next WRITE can fail on them
+      // (IBV_WC_REM_ACCESS_ERR) before its DISCONNECTED is read. Name the cause when it follows.
+      if (
+        err instanceof CompletionError && conn &&
+        await conn.waitDisconnected(2000, o.cancel).catch(() => false)
+      ) {
+        entry.error = `The peer went away during the run: DISCONNECTED, after a work request ` +
+          `failed on its torn-down QP or memory (${wcStatusName(err.status)}).`;
+      }
       o.note(`client ${n}: failed: ${entry.error}`);
     } finally {
       conn?.close();

@@ -129,3 +129,33 @@ export function parseInvocation(argv: string[], commands: Command[]): Invocation
   }
   return { command, path, values, positionals: parsed.positionals, global, help, version };
 }
+
+/**
+ * A non-negative integer flag: `def` when absent, else digits from `min` to `max` (a usage error
+ * naming the flag otherwise).
+ */
+export function intFlag(
+  v: Readonly<Record<string, unknown>>,
+  name: string,
+  def: number,
+  min = 0,
+  max = 2 ** 31 - 1,
+): number {
+  const raw = v[name];
+  if (raw === undefined) return def;
+  const text = String(raw);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not '${text}'.`);
+  }
+  return Number(text);
+}
+
+/** Like intFlag, but undefined when the flag is absent. */
+export function optionalIntFlag(
+  v: Readonly<Record<string, unknown>>,
+  name: string,
+  min: number,
+  max: number,
+): number | undefined {
+  return v[name] === undefined ? undefined : intFlag(v, name, min, min, max);
+}

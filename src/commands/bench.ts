@@ -24,7 +24,7 @@ import {
 import { Controller, type ControllerOptions, KATO_MS } from "../nvme/controller.ts";
 import { Canceller } from "../rdma/wait.ts";
 import { probeIdentity, timeoutFlag } from "./probe.ts";
-import { intFlag } from "./rdma_ping.ts";
+import { intFlag, optionalIntFlag } from "../cli/parse.ts";
 
 /** I/O queue entries by default: nvme-cli's and the kernel's NVMF_DEF_QUEUE_SIZE. */
 export const DEFAULT_QUEUE_SIZE = 128;
@@ -77,11 +77,6 @@ export const BENCH_OPTIONS = {
   },
 } as const;
 
-/** An optional integer flag: undefined when absent, else checked like every other. */
-function optionalInt(v: Record<string, unknown>, key: string, lo: number, hi: number) {
-  return v[key] === undefined ? undefined : intFlag(v, key, lo, lo, hi);
-}
-
 /** The validated run parameters. */
 export function benchParams(v: Record<string, unknown>) {
   const rw = String(v.rw ?? "randread");
@@ -116,8 +111,8 @@ export function benchParams(v: Record<string, unknown>) {
     qd,
     queues: intFlag(v, "queues", 1, 1, 64),
     queueSize,
-    time: optionalInt(v, "time", 1, 86400),
-    ios: optionalInt(v, "ios", 1, Number.MAX_SAFE_INTEGER),
+    time: optionalIntFlag(v, "time", 1, 86400),
+    ios: optionalIntFlag(v, "ios", 1, Number.MAX_SAFE_INTEGER),
     pollMs: intFlag(v, "poll-ms", DEFAULT_POLL_MS, 0, 60000),
   };
 }

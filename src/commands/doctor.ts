@@ -8,7 +8,7 @@ import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabric
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";
 import { runDoctor } from "../doctor/run.ts";
-import { intFlag } from "./rdma_ping.ts";
+import { intFlag } from "../cli/parse.ts";
 
 const ROLES = ["initiator", "target", "both"] as const;
 

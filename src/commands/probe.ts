@@ -11,7 +11,7 @@ import { fabricsPaths } from "../fabrics/paths.ts";
 import { Controller, type ControllerOptions } from "../nvme/controller.ts";
 import { sglSupport } from "../nvme/identify.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { intFlag } from "./rdma_ping.ts";
+import { intFlag } from "../cli/parse.ts";
 
 export const PROBE_OPTIONS = {
   traddr: ADDRESS_FLAGS.traddr,

@@ -3,6 +3,7 @@
  * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
  */
 import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import { intFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import { Listener, Trace, traceLines } from "../rdma/connection.ts";
 import { pingClient, type PingResult, serve, type ServedClient } from "../rdma/ping.ts";
@@ -10,23 +11,6 @@ import { Canceller } from "../rdma/wait.ts";
 import { rpingClient, type RpingResult, rpingServe } from "../rdma/rping.ts";
 
 export const DEFAULT_PORT = 7174;
-
-/** Parses a non-negative integer flag. */
-export function intFlag(
-  v: Readonly<Record<string, unknown>>,
-  name: string,
-  def: number,
-  min = 0,
-  max = 2 ** 31 - 1,
-): number {
-  const raw = v[name];
-  if (raw === undefined) return def;
-  const text = String(raw);
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not '${text}'.`);
-  }
-  return Number(text);
-}
 
 /** Attaches the trace so far to an error (so a failed connect still shows its steps). */
 export function withTrace(err: unknown, trace: Trace): unknown {

@@ -8,7 +8,6 @@
  */
 import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
-import { IBV_SEND_WR } from "../../ffi/structs.ts";
 import {
   connect,
   type Connection,
@@ -196,13 +195,7 @@ export class NvmeQueue implements Disposable {
   queue(cid: number): void {
     this.#state[cid] = 8; // in flight
     const n = this.#queued;
-    if (n > 0) {
-      this.#send[this.#chain[n - 1]].view.setBigUint64(
-        IBV_SEND_WR.next,
-        this.#send[cid].address,
-        true,
-      );
-    }
+    if (n > 0) this.#send[this.#chain[n - 1]].link(this.#send[cid]);
     this.#chain[n] = cid;
     this.#queued = n + 1;
   }
@@ -214,7 +207,7 @@ export class NvmeQueue implements Disposable {
     this.#queued = 0;
     const rc = this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
     for (let i = 0; i < n - 1; i++) {
-      this.#send[this.#chain[i]].view.setBigUint64(IBV_SEND_WR.next, 0n, true);
+      this.#send[this.#chain[i]].link(undefined);
     }
     if (rc !== 0) {
       for (let i = 0; i < n; i++) this.#state[this.#chain[i]] = 0;

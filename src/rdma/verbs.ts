@@ -466,6 +466,11 @@ export class WorkRequest {
   setRemote(remoteAddr: bigint): void {
     this.view.setBigUint64(IBV_SEND_WR["wr.rdma.remote_addr"], remoteAddr, true);
   }
+
+  /** Chains `next` behind this WR (one post sends both), or ends the chain here. */
+  link(next: WorkRequest | undefined): void {
+    this.view.setBigUint64(IBV_SEND_WR.next, next ? next.address : 0n, true);
+  }
 }
 
 /** Throws a timeout naming what was awaited. */

@@ -234,7 +234,6 @@ export class IoWorker implements Disposable {
   readonly q: NvmeQueue;
   readonly mr: MemoryRegion;
   readonly g: Geometry;
-  readonly #start: Float64Array;
   readonly #buf: Uint8Array[];
   readonly #sgl: KeyedSgl[];
   readonly #lba: Float64Array;
@@ -249,7 +248,6 @@ export class IoWorker implements Disposable {
     this.q = q;
     this.g = g;
     this.mr = q.register(g.qd * g.bs, access);
-    this.#start = new Float64Array(g.qd);
     // Per slot, made once: its bs-sized chunk of the buffer and the keyed SGL pointing at it.
     this.#buf = Array.from(
       { length: g.qd },
@@ -262,7 +260,8 @@ export class IoWorker implements Disposable {
   /**
    * Starts a pass on this queue: issues up to qd I/Os (`next()` gives the bs-sized chunk index,
    * or -1 when done) and keeps qd in flight from each completion until `next()` or `stop()` says
-   * no more; records each latency into `out`.
+   * no more; records each latency (from the post of the command to the poll that found its
+   * completion) into `out`.
    */
   start(pass: Pass, next: () => number, out: PassResult, stop: () => boolean): void {
     const { q, g } = this;
@@ -273,7 +272,7 @@ export class IoWorker implements Disposable {
     this.inflight = 0;
     this.failure = undefined;
     this.lastDone = performance.now();
-    const issue = (cid: number, now: number): boolean => {
+    const issue = (cid: number): boolean => {
       if (done || stop()) return false;
       const chunk = next();
       if (chunk < 0) {
@@ -285,7 +284,6 @@ export class IoWorker implements Disposable {
       else if (pass.check) this.#buf[cid].fill(0xff);
       rwSqe(q.sqes[cid], opcode, cid, g.nsid, lba, nlb, this.#sgl[cid]);
       this.#lba[cid] = lba;
-      this.#start[cid] = now; // a clock read costs µs under emulation: one per completion
       q.queue(cid); // posted together at the end of this reap, or below
       this.inflight++;
       return true;
@@ -302,7 +300,7 @@ export class IoWorker implements Disposable {
         );
         return;
       }
-      out.latencies.push((now - this.#start[cid]) * 1000);
+      out.latencies.push((now - q.postedAt[cid]) * 1000);
       out.ios++;
       out.bytes += g.bs;
       if (pass.check && out.mismatch === undefined) {
@@ -313,10 +311,9 @@ export class IoWorker implements Disposable {
         );
         if (bad >= 0) out.mismatch = bad;
       }
-      if (!this.failure) issue(cid, now);
+      if (!this.failure) issue(cid);
     };
-    const t0 = performance.now();
-    for (let cid = 0; cid < g.qd; cid++) if (!issue(cid, t0)) break;
+    for (let cid = 0; cid < g.qd; cid++) if (!issue(cid)) break;
     q.flush();
   }
 

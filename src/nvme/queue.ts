@@ -68,6 +68,11 @@ export class NvmeQueue implements Disposable {
   readonly #chain: Uint16Array;
   #queued = 0;
   readonly #status: Uint16Array;
+  /**
+   * Per cid: performance.now() just before its command was posted (one clock read per post,
+   * shared by the commands of a chain), so a command's latency is submission to completion.
+   */
+  readonly postedAt: Float64Array;
   /** Per cid: the CQE's 64-bit result as two little-endian words (no BigInt per completion). */
   readonly #result: Uint32Array;
   readonly #cqeView: DataView;
@@ -98,6 +103,7 @@ export class NvmeQueue implements Disposable {
     this.#state = new Uint8Array(o.depth);
     this.#chain = new Uint16Array(o.depth);
     this.#status = new Uint16Array(o.depth);
+    this.postedAt = new Float64Array(o.depth);
     this.#result = new Uint32Array(2 * o.depth);
     const c = mrs.cqe.bytes;
     this.#cqeView = new DataView(c.buffer, c.byteOffset, c.byteLength);
@@ -200,14 +206,20 @@ export class NvmeQueue implements Disposable {
     this.#queued = n + 1;
   }
 
-  /** Posts every queued slot with one ibv_post_send; throws (and forgets them) if it fails. */
+  /**
+   * Posts every queued slot with one ibv_post_send, stamping each slot's `postedAt`; throws (and
+   * forgets them) if it fails.
+   */
   flush(): void {
     const n = this.#queued;
     if (n === 0) return;
     this.#queued = 0;
+    const t = performance.now();
     const rc = this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
-    for (let i = 0; i < n - 1; i++) {
-      this.#send[this.#chain[i]].link(undefined);
+    for (let i = 0; i < n; i++) {
+      const cid = this.#chain[i];
+      this.postedAt[cid] = t;
+      if (i < n - 1) this.#send[cid].link(undefined);
     }
     if (rc !== 0) {
       for (let i = 0; i < n; i++) this.#state[this.#chain[i]] = 0;

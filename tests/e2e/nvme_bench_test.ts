@@ -148,6 +148,8 @@ Deno.test({
         assert.equal(r.passes[0].ios, 500);
         const l = r.passes[0].latency_us;
         assert.ok(l.min > 0 && l.min <= l.median && l.median <= l.p99 && l.p99 <= l.max);
+        // One I/O at a time: each latency (post to completion) fits in the run's time.
+        assert.ok(l.mean * 500 <= r.passes[0].seconds * 1e6, JSON.stringify(r.passes[0]));
         console.log(`bench randread QD 1: ${JSON.stringify(r.passes[0])}`);
       });
     } finally {

@@ -153,19 +153,24 @@ export function latencyStats(samplesMs: number[]): LatencyStats {
 class Liveness {
   #deadline = 0;
   #nextCheck = 0;
+  #moved = true;
   constructor(
     readonly conn: Connection,
     readonly timeoutMs: number,
     readonly cancel: Canceller | undefined,
   ) {}
+  /** The loop moved on (no clock read: the next `slow` call restarts the no-progress bound). */
   progress(): void {
-    const now = performance.now();
-    this.#deadline = now + this.timeoutMs;
-    if (this.#nextCheck === 0) this.#nextCheck = now + 10;
+    this.#moved = true;
   }
   /** Called every few hundred spins; returns a promise to await when the loop should yield. */
   slow(what: string, done: number, total: number): Promise<void> | undefined {
     const now = performance.now();
+    if (this.#moved) {
+      this.#moved = false;
+      this.#deadline = now + this.timeoutMs;
+      if (this.#nextCheck === 0) this.#nextCheck = now + 10;
+    }
     if (now < this.#nextCheck) return undefined;
     this.#nextCheck = now + 50;
     this.cancel?.check();
@@ -331,13 +336,25 @@ async function runClientLoop(
   const live = new Liveness(conn, o.timeoutMs, o.cancel);
   const samples: number[] = [];
   const counts = { send: 0, recv: 0, recvSlot: 0 };
-  const wr = new WorkRequest("send");
+  // Reads and sends set up their WR each iteration (the read's source moves with shift(i)).
+  const each = new WorkRequest("send");
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
   rwr.forEach((r, s) => r.local(s, rx, s * size, size));
   if (o.op === "read" && peer.len < size + 251) {
     throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
   }
   const flags = sendFlags(ep, size);
+  // A write goes from our slot to the same slot of the peer's buffer: one WR per slot, built once.
+  const writes = o.op === "write"
+    ? [0, 1].map((s) =>
+      new WorkRequest("send").local(s, tx!, s * size, size).op(
+        IBV_WR.RDMA_WRITE,
+        flags,
+        peer.addr + BigInt(s * size),
+        peer.rkey,
+      )
+    )
+    : [];
   for (let i = 0; i < o.count; i++) {
     const slot = i & 1;
     const off = slot * size;
@@ -345,17 +362,18 @@ async function runClientLoop(
     const last = off + size - 1;
     rx.bytes[last] = expect[size - 1] ^ 0xff;
     if (tx) tx.bytes.set(expect, off);
+    let wr: WorkRequest;
     if (o.op === "write") {
-      wr.local(i, tx!, off, size).op(IBV_WR.RDMA_WRITE, flags, peer.addr + BigInt(off), peer.rkey);
+      wr = writes[slot];
     } else if (o.op === "read") {
-      wr.local(i, rx, off, size).op(
+      wr = each.local(i, rx, off, size).op(
         IBV_WR.RDMA_READ,
         IBV_SEND.SIGNALED,
         peer.addr + BigInt(shift(i)),
         peer.rkey,
       );
     } else {
-      wr.local(i, tx!, off, size).op(IBV_WR.SEND, flags);
+      wr = each.local(i, tx!, off, size).op(IBV_WR.SEND, flags);
       post(ep, rwr[slot], true);
     }
     const sendsBefore = counts.send;
@@ -365,11 +383,13 @@ async function runClientLoop(
     const t0 = performance.now();
     post(ep, wr);
     if (o.op === "write") {
+      // Spin on the echo's last byte; the CQ (errors, our send completion) every 16 spins.
       const bytes = rx.bytes;
       const want = expect[size - 1];
       while (Atomics.load(bytes, last) !== want) {
+        if ((++spins & 15) !== 0) continue;
         reap(ep, "during the ping", counts);
-        if ((++spins & 255) === 0) {
+        if ((spins & 4095) === 0) {
           const y = live.slow("the echo", i, o.count);
           if (y) await y;
         }
@@ -558,10 +578,16 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   const pat = pattern(size);
   const live = new Liveness(conn, o.timeoutMs, o.cancel);
   const counts = { send: 0, recv: 0, recvSlot: 0 };
-  const wr = new WorkRequest("send");
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
   const flags = sendFlags(ep, size);
+  // The echo of each slot, built once so it goes out as soon as the client's data is seen.
+  const echoes = [0, 1].map((s) => {
+    const wr = new WorkRequest("send").local(s, mr, s * size, size);
+    return h.op === "write"
+      ? wr.op(IBV_WR.RDMA_WRITE, flags, h.addr + BigInt(s * size), h.rkey)
+      : wr.op(IBV_WR.SEND, flags);
+  });
   let verified = 0;
   for (let i = 0; i < h.count; i++) {
     const slot = i & 1;
@@ -570,20 +596,22 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
     live.progress();
     let spins = 0;
     if (h.op === "write") {
+      // Spin on the write's last byte; the CQ (errors, echo completions) every 16 spins.
       const want = expect[size - 1];
       while (Atomics.load(bytes, off + size - 1) !== want) {
+        if ((++spins & 15) !== 0) continue;
         reap(ep, "while serving", counts);
-        if ((++spins & 255) === 0) {
+        if ((spins & 4095) === 0) {
           const y = live.slow("the next write", i, h.count);
           if (y) await y;
         }
       }
-      // The other slot's echo (i-1) has reached the client, since the client wrote i: re-arm it.
+      // The other slot's echo (i-1) has reached the client, since the client wrote i: re-arm it
+      // before the echo of i lets the client write i+1 there.
       if (i + 1 < h.count) {
         bytes[(1 - slot) * size + size - 1] = pat[shift(i + 1) + size - 1] ^ 0xff;
       }
-      wr.local(i, mr, off, size).op(IBV_WR.RDMA_WRITE, flags, h.addr + BigInt(off), h.rkey);
-      post(ep, wr);
+      post(ep, echoes[slot]);
     } else {
       // Completions of iteration i may have been reaped already while waiting for i-1's echo.
       while (counts.recv <= i) {
@@ -593,8 +621,7 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
           if (y) await y;
         }
       }
-      wr.local(i, mr, off, size).op(IBV_WR.SEND, flags);
-      post(ep, wr);
+      post(ep, echoes[slot]);
       post(ep, rwr[slot], true);
     }
     const got = bytes.subarray(off, off + size);

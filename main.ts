@@ -5,7 +5,7 @@
 import { COMMANDS } from "./src/commands/mod.ts";
 import { parseInvocation } from "./src/cli/parse.ts";
 import { commandHelp, topHelp } from "./src/cli/help.ts";
-import { EXIT, formatError, NvmeofError, UsageError } from "./src/errors.ts";
+import { errorRecord, EXIT, formatError, NvmeofError, UsageError } from "./src/errors.ts";
 import { render, toJson } from "./src/output/render.ts";
 import { VERSION, versionInfo } from "./src/version.ts";
 
@@ -54,8 +54,20 @@ export async function main(argv: string[]): Promise<number> {
     return result.exitCode ?? EXIT.ok;
   } catch (err) {
     write(Deno.stderr, formatError(err, verbose) + "\n");
+    // Scripts asking for JSON get the error as JSON too (on stdout, where they read the result).
+    if (wantsJson(argv)) write(Deno.stdout, toJson({ error: errorRecord(err) }) + "\n");
     return err instanceof NvmeofError ? err.exitCode : EXIT.failure;
   }
+}
+
+/** Whether argv asks for -o json (read from argv itself: the parse may be what failed). */
+function wantsJson(argv: string[]): boolean {
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    const a = argv[i];
+    if ((a === "-o" || a === "--output") && argv[i + 1] === "json") return true;
+    if (a === "-ojson" || a === "--output=json") return true;
+  }
+  return false;
 }
 
 if (import.meta.main) {

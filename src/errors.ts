@@ -119,6 +119,18 @@ export function errnoOf(err: unknown): number | undefined {
 }
 
 /** Formats an error for stderr: `error: …`, the hint, and with `verbose` the cause chain. */
+/** An error as `-o json` prints it on stdout: `{"error": {message, hint?, exit_code}}`. */
+export function errorRecord(err: unknown): { message: string; hint?: string; exit_code: number } {
+  const exitCode = err instanceof NvmeofError ? err.exitCode : EXIT.failure;
+  const message = err instanceof Error ? err.message : String(err);
+  const hint = err instanceof NvmeofError
+    ? err.hint
+    : err instanceof Error
+    ? "This is a bug in nvmeof; run with --verbose for details."
+    : undefined;
+  return { message, ...(hint ? { hint } : {}), exit_code: exitCode };
+}
+
 export function formatError(err: unknown, verbose: boolean): string {
   const lines: string[] = [];
   if (err instanceof NvmeofError) {

@@ -78,3 +78,30 @@ Deno.test("a stray positional argument is a usage error", async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /Unexpected argument 'extra'/);
 });
+
+Deno.test("with -o json an error also comes on stdout as JSON, with the same exit code", async () => {
+  for (
+    const [args, code, message] of [
+      [["version", "--bogus", "-o", "json"], 2, /^Unknown option '--bogus'\./],
+      [["--output=json", "frobnicate"], 2, /^Unknown command 'frobnicate'\./],
+      [
+        ["bench", "-a", "192.0.2.1", "-n", "nqn.2024-01.io.example:d", "--rw", "trim", "-ojson"],
+        2,
+        /^--rw must be one of randread, /,
+      ],
+    ] as const
+  ) {
+    const r = await nvmeof([...args]);
+    assert.equal(r.code, code, r.stderr);
+    const e = JSON.parse(r.stdout).error;
+    assert.match(e.message, message);
+    assert.equal(e.exit_code, code);
+    // The hint, when the error has one, is the indented line under it on stderr.
+    const hint = r.stderr.match(/^error: .*\n {2}(.*)$/m)?.[1];
+    assert.equal(e.hint, hint);
+    // The text stays on stderr for whoever reads it.
+    assert.match(r.stderr, /^error: /m);
+  }
+  const t = await nvmeof(["version", "--bogus"]);
+  assert.equal(t.stdout, "");
+});

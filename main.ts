@@ -5,7 +5,7 @@
 import { COMMANDS } from "./src/commands/mod.ts";
 import { parseInvocation } from "./src/cli/parse.ts";
 import { commandHelp, topHelp } from "./src/cli/help.ts";
-import { errorRecord, EXIT, formatError, NvmeofError, UsageError } from "./src/errors.ts";
+import { errorRecord, EXIT, exitCodeOf, formatError, UsageError } from "./src/errors.ts";
 import { render, toJson } from "./src/output/render.ts";
 import { VERSION, versionInfo } from "./src/version.ts";
 
@@ -56,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     write(Deno.stderr, formatError(err, verbose) + "\n");
     // Scripts asking for JSON get the error as JSON too (on stdout, where they read the result).
     if (wantsJson(argv)) write(Deno.stdout, toJson({ error: errorRecord(err) }) + "\n");
-    return err instanceof NvmeofError ? err.exitCode : EXIT.failure;
+    return exitCodeOf(err);
   }
 }
 

@@ -118,19 +118,22 @@ export function errnoOf(err: unknown): number | undefined {
   return undefined;
 }
 
-/** Formats an error for stderr: `error: …`, the hint, and with `verbose` the cause chain. */
-/** An error as `-o json` prints it on stdout: `{"error": {message, hint?, exit_code}}`. */
-export function errorRecord(err: unknown): { message: string; hint?: string; exit_code: number } {
-  const exitCode = err instanceof NvmeofError ? err.exitCode : EXIT.failure;
-  const message = err instanceof Error ? err.message : String(err);
-  const hint = err instanceof NvmeofError
-    ? err.hint
-    : err instanceof Error
-    ? "This is a bug in nvmeof; run with --verbose for details."
-    : undefined;
-  return { message, ...(hint ? { hint } : {}), exit_code: exitCode };
+/** The exit code an error ends the process with: its own, or failure (1) for unexpected ones. */
+export function exitCodeOf(err: unknown): number {
+  return err instanceof NvmeofError ? err.exitCode : EXIT.failure;
 }
 
+/** What is said of an error nvmeof did not expect (one that is not an NvmeofError). */
+const BUG_HINT = "this is a bug in nvmeof; run with --verbose for details";
+
+/** An error as `-o json` prints it on stdout: `{"error": {message, hint?, exit_code}}`. */
+export function errorRecord(err: unknown): { message: string; hint?: string; exit_code: number } {
+  const message = err instanceof Error ? err.message : String(err);
+  const hint = err instanceof NvmeofError ? err.hint : err instanceof Error ? BUG_HINT : undefined;
+  return { message, ...(hint ? { hint } : {}), exit_code: exitCodeOf(err) };
+}
+
+/** Formats an error for stderr: `error: …`, the hint, and with `verbose` the cause chain. */
 export function formatError(err: unknown, verbose: boolean): string {
   const lines: string[] = [];
   if (err instanceof NvmeofError) {
@@ -138,7 +141,7 @@ export function formatError(err: unknown, verbose: boolean): string {
     if (err.hint) lines.push(`  ${err.hint.replaceAll("\n", "\n  ")}`);
   } else if (err instanceof Error) {
     lines.push(`error: ${err.message}`);
-    if (!verbose) lines.push("  (this is a bug in nvmeof; run with --verbose for details)");
+    if (!verbose) lines.push(`  (${BUG_HINT})`);
   } else {
     lines.push(`error: ${String(err)}`);
   }

@@ -175,9 +175,10 @@ qd × bs bytes, reused for the whole run: the target RDMA-WRITEs read data into 
 RDMA-READs write data out of it. qd commands stay in flight per queue; Keep Alive goes out on the
 admin queue well within the keep-alive timeout. Prints IOPS, MB/s and latency (min, median, p99,
 max); a command's latency runs from its post (ibv_post_send) to the poll that finds both its
-completion and its send done, the span fio reports as lat. write, randwrite and verify destroy the namespace's data and need --allow-write. Writes
-carry a pattern naming each block (every 8-byte word = 0x4e<<56 + LBA·2^16 + byte offset);
-verify writes it sequentially, reads it back, and exits 1 naming the first LBA that differs.
+completion and its send done, the span fio reports as lat. write, randwrite and verify destroy
+the namespace's data and need --allow-write. Writes carry a pattern naming each block (every
+8-byte word = 0x4e<<56 + LBA·2^16 + byte offset); verify writes it sequentially, reads it back,
+and exits 1 naming the first LBA that differs.
 JSON gives each pass's figures per queue too (per_queue: qid, ios, iops).
 
 Ctrl-C (SIGINT) or SIGTERM stops issuing, lets the I/Os in flight complete, disconnects, and

@@ -230,6 +230,24 @@ function sendFlags(ep: Endpoint, size: number): number {
   return IBV_SEND.SIGNALED | (size <= ep.qp.maxInlineData ? IBV_SEND.INLINE : 0);
 }
 
+/**
+ * One send WR per buffer slot (the two `size`-byte halves of `mr`), built once: a WRITE to the
+ * same slot of the peer's buffer at `remote`, or a SEND without it.
+ */
+function slotSends(
+  mr: MemoryRegion,
+  size: number,
+  flags: number,
+  remote?: { addr: bigint; rkey: number },
+): WorkRequest[] {
+  return [0, 1].map((s) => {
+    const wr = new WorkRequest("send").local(s, mr, s * size, size);
+    return remote
+      ? wr.op(IBV_WR.RDMA_WRITE, flags, remote.addr + BigInt(s * size), remote.rkey)
+      : wr.op(IBV_WR.SEND, flags);
+  });
+}
+
 /** Client options. */
 export interface PingOptions {
   host: string;
@@ -336,25 +354,17 @@ async function runClientLoop(
   const live = new Liveness(conn, o.timeoutMs, o.cancel);
   const samples: number[] = [];
   const counts = { send: 0, recv: 0, recvSlot: 0 };
-  // Reads and sends set up their WR each iteration (the read's source moves with shift(i)).
-  const each = new WorkRequest("send");
+  // A read sets up its WR each iteration (its source moves with shift(i)).
+  const readWr = new WorkRequest("send");
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
   rwr.forEach((r, s) => r.local(s, rx, s * size, size));
   if (o.op === "read" && peer.len < size + 251) {
     throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
   }
   const flags = sendFlags(ep, size);
-  // A write goes from our slot to the same slot of the peer's buffer: one WR per slot, built once.
-  const writes = o.op === "write"
-    ? [0, 1].map((s) =>
-      new WorkRequest("send").local(s, tx!, s * size, size).op(
-        IBV_WR.RDMA_WRITE,
-        flags,
-        peer.addr + BigInt(s * size),
-        peer.rkey,
-      )
-    )
-    : [];
+  const sends = o.op === "read"
+    ? []
+    : slotSends(tx!, size, flags, o.op === "write" ? peer : undefined);
   for (let i = 0; i < o.count; i++) {
     const slot = i & 1;
     const off = slot * size;
@@ -363,18 +373,16 @@ async function runClientLoop(
     rx.bytes[last] = expect[size - 1] ^ 0xff;
     if (tx) tx.bytes.set(expect, off);
     let wr: WorkRequest;
-    if (o.op === "write") {
-      wr = writes[slot];
-    } else if (o.op === "read") {
-      wr = each.local(i, rx, off, size).op(
+    if (o.op === "read") {
+      wr = readWr.local(i, rx, off, size).op(
         IBV_WR.RDMA_READ,
         IBV_SEND.SIGNALED,
         peer.addr + BigInt(shift(i)),
         peer.rkey,
       );
     } else {
-      wr = each.local(i, tx!, off, size).op(IBV_WR.SEND, flags);
-      post(ep, rwr[slot], true);
+      wr = sends[slot];
+      if (o.op === "send") post(ep, rwr[slot], true);
     }
     const sendsBefore = counts.send;
     const recvsBefore = counts.recv;
@@ -581,13 +589,8 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
   const flags = sendFlags(ep, size);
-  // The echo of each slot, built once so it goes out as soon as the client's data is seen.
-  const echoes = [0, 1].map((s) => {
-    const wr = new WorkRequest("send").local(s, mr, s * size, size);
-    return h.op === "write"
-      ? wr.op(IBV_WR.RDMA_WRITE, flags, h.addr + BigInt(s * size), h.rkey)
-      : wr.op(IBV_WR.SEND, flags);
-  });
+  // Built once so the echo goes out as soon as the client's data is seen.
+  const echoes = slotSends(mr, size, flags, h.op === "write" ? h : undefined);
   let verified = 0;
   for (let i = 0; i < h.count; i++) {
     const slot = i & 1;

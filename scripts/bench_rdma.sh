@@ -31,14 +31,17 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/n
 trap cleanup EXIT
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
-# rounds: "p/n (ratio)" for each round, then the median of the per-round ratios.
-rounds() {
-  python3 - "${#ps[@]}" "${ps[@]}" "${ns[@]}" <<'PY'
+# row LABEL: one result line from the rounds in ps/ns: each side's median, their ratio, the median
+# of the per-round ratios, then every round as "perftest/nvmeof (ratio)".
+row() {
+  python3 - "$1" "${#ps[@]}" "${ps[@]}" "${ns[@]}" <<'PY'
 import statistics, sys
-k = int(sys.argv[1]); p = [float(x) for x in sys.argv[2:2 + k]]; n = [float(x) for x in sys.argv[2 + k:]]
+label, k = sys.argv[1], int(sys.argv[2])
+p = [float(x) for x in sys.argv[3:3 + k]]; n = [float(x) for x in sys.argv[3 + k:]]
+mp, mn = statistics.median(p), statistics.median(n)
 r = [b / a for a, b in zip(p, n)]
-print(f"{statistics.median(r):6.2f}   " + "  ".join(f"{a:g}/{b:g} ({c:.2f})" for a, b, c in zip(p, n, r)))
+each = "  ".join(f"{a:g}/{b:g} ({c:.2f})" for a, b, c in zip(p, n, r))
+print(f"{label:<26} {mp:14.2f} {mn:14.2f} {mn / mp:8.2f} {statistics.median(r):6.2f}   {each}")
 PY
 }
 
@@ -54,8 +57,6 @@ perftest() { # TOOL SIZE ITERS PORT → the data line
 $N rdma ping --server -a "$ADDR" -p 7180 2>/tmp/bench_rdma_server.log &
 pids+=($!)
 for _ in $(seq 1 300); do grep -q listening /tmp/bench_rdma_server.log 2>/dev/null && break; sleep 0.2; done
-
-median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 
 # round ROUND PERFTEST-CMD NVMEOF-CMD: runs both (order alternating by round), appends to ps/ns.
 round() {
@@ -83,14 +84,12 @@ for size in 2 64 4096; do
   for r in $(seq 1 "$ROUNDS"); do
     round "$r" lat_perftest lat_nvmeof || { echo "bench_rdma: write $size B failed" >&2; exit 1; }
   done
-  p=$(median "${ps[@]}") n=$(median "${ns[@]}")
-  printf '%-26s %14.2f %14.2f %8s %s\n' "write $size B" "$p" "$n" "$(ratio "$n" "$p")" "$(rounds)"
+  row "write $size B"
 done
 
 ps=() ns=()
 for r in $(seq 1 "$ROUNDS"); do
   round "$r" bw_perftest bw_nvmeof || { echo "bench_rdma: bandwidth failed" >&2; exit 1; }
 done
-p=$(median "${ps[@]}") n=$(median "${ns[@]}")
 printf '%-26s %14s %14s %8s %8s\n' "bandwidth 64 KiB" "perftest MiB/s" "nvmeof MiB/s" "ratio" "rnd-med"
-printf '%-26s %14.2f %14.2f %8s %s\n' "write 65536 B" "$p" "$n" "$(ratio "$n" "$p")" "$(rounds)"
+row "write 65536 B"

@@ -8,55 +8,22 @@
  */
 import assert from "node:assert/strict";
 import { bash as sh, must, ROOT } from "../helpers.ts";
+import { plainTarget } from "./plain_target.ts";
 
 const ADDR = "10.77.0.1";
 const SVC = "4431";
-const CFS = "/sys/kernel/config";
-const NVMET = `${CFS}/nvmet`;
 const HOSTID = "5b2c7e1a-0d4f-4a3b-8c9e-2f1e0d3c4b5a";
 const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const PORT = "79";
 
 let serial = 0;
 
-/** A target exporting a 64 MiB memory-backed null_blk at ADDR:SVC; `down()` undoes it all. */
+/** A target exporting a 64 MiB memory-backed null_blk at ADDR:SVC to any host. */
 async function targetUp(): Promise<{ nqn: string; port: string; down(): Promise<void> }> {
   const tag = `bf${Deno.pid}x${serial++}`;
   const nqn = `nqn.2026-11.io.nvmeof:${tag}-faults`;
-  const undo: string[] = [];
-  const down = async () => {
-    for (const cmd of undo.reverse()) await sh(cmd);
-    undo.length = 0;
-  };
-  try {
-    await sh("modprobe null_blk nr_devices=0; modprobe nvmet-rdma");
-    const nb = `${CFS}/nullb/${tag}`;
-    await must(`mkdir ${nb}`);
-    undo.push(`rmdir ${nb}`, `echo 0 > ${nb}/power`);
-    await must(`echo 64 > ${nb}/size; echo 1 > ${nb}/memory_backed; echo 1 > ${nb}/power`);
-    const s = `${NVMET}/subsystems/${nqn}`;
-    await must(`mkdir ${s}`);
-    undo.push(`rmdir ${s}`);
-    await must(`echo 1 > ${s}/attr_allow_any_host`);
-    await must(`mkdir ${s}/namespaces/1`);
-    undo.push(`rmdir ${s}/namespaces/1`, `echo 0 > ${s}/namespaces/1/enable`);
-    await must(
-      `echo /dev/${tag} > ${s}/namespaces/1/device_path; echo 1 > ${s}/namespaces/1/enable`,
-    );
-    const p = `${NVMET}/ports/${PORT}`;
-    await must(`mkdir ${p}`);
-    undo.push(`[ ! -d ${p} ] || rmdir ${p}`);
-    await must(
-      `echo rdma > ${p}/addr_trtype; echo ipv4 > ${p}/addr_adrfam; ` +
-        `echo ${ADDR} > ${p}/addr_traddr; echo ${SVC} > ${p}/addr_trsvcid`,
-    );
-    await must(`ln -s ${s} ${p}/subsystems/${nqn}`);
-    undo.push(`[ ! -L ${p}/subsystems/${nqn} ] || rm ${p}/subsystems/${nqn}`);
-    return { nqn, port: p, down };
-  } catch (err) {
-    await down();
-    throw err;
-  }
+  const t = await plainTarget({ tag, port: PORT, addr: ADDR, svc: SVC, subsystems: [{ nqn }] });
+  return { nqn, ...t };
 }
 
 function flags(nqn: string): string[] {

@@ -6,12 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { bash as sh, must, nvmeof } from "../helpers.ts";
+import { type PlainTarget, plainTarget } from "./plain_target.ts";
 import { checkPattern, fillPattern } from "../../src/nvme/bench.ts";
 
 const ADDR = "10.77.0.1";
 const SVC = "4421";
-const CFS = "/sys/kernel/config";
-const NVMET = `${CFS}/nvmet`;
 const TAG = `bn${Deno.pid}`;
 const NQN = `nqn.2026-11.io.nvmeof:${TAG}-bench`;
 const HOSTID = "3d1f2a4b-6c7d-4e8f-9a0b-1c2d3e4f5a6b";
@@ -19,36 +18,22 @@ const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const PORT = "78";
 const FLAGS = ["-a", ADDR, "-s", SVC, "-n", NQN, "-q", HOST, "-I", HOSTID];
 
-const undo: string[] = [];
+let target: PlainTarget | undefined;
 
 async function setup(): Promise<void> {
-  await sh("modprobe null_blk nr_devices=0; modprobe nvmet-rdma; modprobe nvme-rdma");
-  const nb = `${CFS}/nullb/${TAG}`;
-  await must(`mkdir ${nb}`);
-  undo.push(`rmdir ${nb}`, `echo 0 > ${nb}/power`);
-  await must(`echo 64 > ${nb}/size; echo 1 > ${nb}/memory_backed; echo 1 > ${nb}/power`);
-  const s = `${NVMET}/subsystems/${NQN}`;
-  await must(`mkdir ${s}`);
-  undo.push(`rmdir ${s}`);
-  await must(`echo 1 > ${s}/attr_allow_any_host`);
-  await must(`mkdir ${s}/namespaces/1`);
-  undo.push(`rmdir ${s}/namespaces/1`, `echo 0 > ${s}/namespaces/1/enable`);
-  await must(`echo /dev/${TAG} > ${s}/namespaces/1/device_path; echo 1 > ${s}/namespaces/1/enable`);
-  const p = `${NVMET}/ports/${PORT}`;
-  await must(`mkdir ${p}`);
-  undo.push(`rmdir ${p}`);
-  await must(
-    `echo rdma > ${p}/addr_trtype; echo ipv4 > ${p}/addr_adrfam; ` +
-      `echo ${ADDR} > ${p}/addr_traddr; echo ${SVC} > ${p}/addr_trsvcid`,
-  );
-  await must(`ln -s ${s} ${p}/subsystems/${NQN}`);
-  undo.push(`rm ${p}/subsystems/${NQN}`);
+  target = await plainTarget({
+    tag: TAG,
+    port: PORT,
+    addr: ADDR,
+    svc: SVC,
+    subsystems: [{ nqn: NQN }],
+  });
 }
 
 async function teardown(): Promise<void> {
   await sh(`nvme disconnect -n ${NQN}`);
-  for (const cmd of undo.reverse()) await sh(cmd);
-  undo.length = 0;
+  await target?.down();
+  target = undefined;
 }
 
 /** The kernel initiator's block device of NQN's namespace 1, once it shows up. */

@@ -8,13 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { bash as sh, must, nvmeof } from "../helpers.ts";
+import { type PlainTarget, plainTarget } from "./plain_target.ts";
 import { NvmeQueue } from "../../src/nvme/queue.ts";
 import { RdmaCmRejectError } from "../../src/nvme/status.ts";
 import { RejectedError } from "../../src/rdma/connection.ts";
 
 const ADDR = "10.77.0.1";
-const CFS = "/sys/kernel/config";
-const NVMET = `${CFS}/nvmet`;
 const TAG = `us${Deno.pid}`;
 const NQN = `nqn.2026-11.io.nvmeof:${TAG}-open`;
 const NQN_CLOSED = `nqn.2026-11.io.nvmeof:${TAG}-closed`;
@@ -23,48 +22,22 @@ const HOST = `nqn.2014-08.org.nvmexpress:uuid:${HOSTID}`;
 const OTHER = `nqn.2026-11.io.nvmeof:${TAG}-otherhost`;
 const PORT = "77";
 
-const undo: string[] = [];
+let target: PlainTarget | undefined;
 
 async function setup(): Promise<void> {
-  await sh("modprobe null_blk nr_devices=0; modprobe nvmet-rdma; modprobe nvme-rdma");
-  const nb = `${CFS}/nullb/${TAG}`;
-  await must(`mkdir ${nb}`);
-  undo.push(`rmdir ${nb}`, `echo 0 > ${nb}/power`);
-  await must(`echo 64 > ${nb}/size; echo 1 > ${nb}/memory_backed; echo 1 > ${nb}/power`);
-  for (const [nqn, open] of [[NQN, true], [NQN_CLOSED, false]] as const) {
-    const s = `${NVMET}/subsystems/${nqn}`;
-    await must(`mkdir ${s}`);
-    undo.push(`rmdir ${s}`);
-    if (open) await must(`echo 1 > ${s}/attr_allow_any_host`);
-    else {
-      await must(`mkdir ${NVMET}/hosts/${OTHER}`);
-      undo.push(`rmdir ${NVMET}/hosts/${OTHER}`);
-      await must(`ln -s ${NVMET}/hosts/${OTHER} ${s}/allowed_hosts/${OTHER}`);
-      undo.push(`rm ${s}/allowed_hosts/${OTHER}`);
-    }
-    await must(`mkdir ${s}/namespaces/1`);
-    undo.push(`rmdir ${s}/namespaces/1`, `echo 0 > ${s}/namespaces/1/enable`);
-    await must(
-      `echo /dev/${TAG} > ${s}/namespaces/1/device_path; echo 1 > ${s}/namespaces/1/enable`,
-    );
-  }
-  const p = `${NVMET}/ports/${PORT}`;
-  await must(`mkdir ${p}`);
-  undo.push(`rmdir ${p}`);
-  await must(
-    `echo rdma > ${p}/addr_trtype; echo ipv4 > ${p}/addr_adrfam; ` +
-      `echo ${ADDR} > ${p}/addr_traddr; echo 4420 > ${p}/addr_trsvcid`,
-  );
-  for (const nqn of [NQN, NQN_CLOSED]) {
-    await must(`ln -s ${NVMET}/subsystems/${nqn} ${p}/subsystems/${nqn}`);
-    undo.push(`rm ${p}/subsystems/${nqn}`);
-  }
+  target = await plainTarget({
+    tag: TAG,
+    port: PORT,
+    addr: ADDR,
+    svc: "4420",
+    subsystems: [{ nqn: NQN }, { nqn: NQN_CLOSED, allowedHost: OTHER }],
+  });
 }
 
 async function teardown(): Promise<void> {
   await sh(`nvme disconnect -n ${NQN}`);
-  for (const cmd of undo.reverse()) await sh(cmd);
-  undo.length = 0;
+  await target?.down();
+  target = undefined;
 }
 
 Deno.test({

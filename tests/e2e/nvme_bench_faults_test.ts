@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { bash as sh, must, ROOT } from "../helpers.ts";
-import { plainTarget } from "./plain_target.ts";
+import { type PlainTarget, plainTarget } from "./plain_target.ts";
 
 const ADDR = "10.77.0.1";
 const SVC = "4431";
@@ -19,7 +19,7 @@ const PORT = "79";
 let serial = 0;
 
 /** A target exporting a 64 MiB memory-backed null_blk at ADDR:SVC to any host. */
-async function targetUp(): Promise<{ nqn: string; port: string; down(): Promise<void> }> {
+async function targetUp(): Promise<PlainTarget & { nqn: string }> {
   const tag = `bf${Deno.pid}x${serial++}`;
   const nqn = `nqn.2026-11.io.nvmeof:${tag}-faults`;
   const t = await plainTarget({ tag, port: PORT, addr: ADDR, svc: SVC, subsystems: [{ nqn }] });

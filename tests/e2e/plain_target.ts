@@ -7,7 +7,7 @@
 import { bash as sh, must } from "../helpers.ts";
 
 const CFS = "/sys/kernel/config";
-export const NVMET = `${CFS}/nvmet`;
+const NVMET = `${CFS}/nvmet`;
 
 export interface PlainSubsystem {
   nqn: string;

@@ -22,6 +22,7 @@ ITERS="${ITERS:-5000}"
 BW_ITERS="${BW_ITERS:-2000}"
 ROUNDS="${ROUNDS:-5}"
 N=scripts/nvmeof
+. scripts/bench/rdma_lib.sh
 for t in ib_write_lat ib_write_bw python3; do
   command -v "$t" >/dev/null || { echo "bench_rdma: $t is missing (apt-get install perftest python3)" >&2; exit 3; }
 done
@@ -45,18 +46,9 @@ print(f"{label:<26} {mp:14.2f} {mn:14.2f} {mn / mp:8.2f} {statistics.median(r):6
 PY
 }
 
-# perftest: server in the background, client in the foreground, one pair per size.
-perftest() { # TOOL SIZE ITERS PORT → the data line
-  "$1" -R -F -s "$2" -n "$3" -p "$4" >/dev/null 2>&1 &
-  local sp=$!
-  sleep 1
-  timeout 300 "$1" -R -F -s "$2" -n "$3" -p "$4" "$ADDR" 2>/dev/null | awk -v s="$2" '$1 == s { print; exit }'
-  wait "$sp" 2>/dev/null
-}
-
 $N rdma ping --server -a "$ADDR" -p 7180 2>/tmp/bench_rdma_server.log &
 pids+=($!)
-for _ in $(seq 1 300); do grep -q listening /tmp/bench_rdma_server.log 2>/dev/null && break; sleep 0.2; done
+wait_listening /tmp/bench_rdma_server.log
 
 # round ROUND PERFTEST-CMD NVMEOF-CMD: runs both (order alternating by round), appends to ps/ns.
 round() {
@@ -67,10 +59,7 @@ round() {
   ns+=("$n")
 }
 lat_perftest() { perftest ib_write_lat "$size" "$ITERS" 18515 | awk '{ print $5 }'; }
-lat_nvmeof() {
-  timeout 600 $N rdma ping -a "$ADDR" -p 7180 --op write --size "$size" -c "$ITERS" -o json |
-    json "d['latency']['median_us']/2"
-}
+lat_nvmeof() { nvmeof_write_us 7180 "$size" "$ITERS"; }
 bw_perftest() { perftest ib_write_bw 65536 "$BW_ITERS" 18516 | awk '{ print $4 }'; }
 bw_nvmeof() {
   timeout 900 $N rdma bw -a "$ADDR" -p 7180 --size 65536 --iters "$BW_ITERS" -o json |

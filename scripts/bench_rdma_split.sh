@@ -23,6 +23,7 @@ SIZE="${SIZE:-2}"
 ITERS="${ITERS:-10000}"
 ROUNDS="${ROUNDS:-6}"
 N=scripts/nvmeof
+. scripts/bench/rdma_lib.sh
 for t in ib_write_lat python3 gcc; do
   command -v "$t" >/dev/null || { echo "bench_rdma_split: $t is missing (apt-get install perftest python3 gcc)" >&2; exit 3; }
 done
@@ -40,24 +41,9 @@ $N rdma ping --server -a "$ADDR" -p 7180 2>"$work/nvmeof_server.log" &
 pids+=($!)
 "$P" server "$ADDR" 7182 2>"$work/c_server.log" &
 pids+=($!)
-for _ in $(seq 1 300); do
-  grep -q listening "$work/nvmeof_server.log" && grep -q listening "$work/c_server.log" && break
-  sleep 0.2
-done
+wait_listening "$work/nvmeof_server.log" "$work/c_server.log"
 
-perftest() {
-  ib_write_lat -R -F -s "$SIZE" -n "$ITERS" -p 18515 >/dev/null 2>&1 &
-  local sp=$!
-  sleep 1
-  timeout 300 ib_write_lat -R -F -s "$SIZE" -n "$ITERS" -p 18515 "$ADDR" 2>/dev/null |
-    awk -v s="$SIZE" '$1 == s { print $5; exit }'
-  wait "$sp" 2>/dev/null
-}
 c_client() { timeout 300 "$P" client "$ADDR" "$1" "$SIZE" "$ITERS" | awk '{ print $1 }'; }
-nv_client() {
-  timeout 600 $N rdma ping -a "$ADDR" -p "$1" --op write --size "$SIZE" -c "$ITERS" -o json |
-    python3 -c "import json,sys; print(json.load(sys.stdin)['latency']['median_us']/2)"
-}
 # The C server's line for the client that just ended (it prints after the last echo).
 c_server_stats() { sleep 0.5; tail -1 "$work/c_server.log"; }
 
@@ -66,11 +52,11 @@ declare -a figs=() cstats=()
 run() { # INDEX → appends the figure for that pairing to figs[INDEX]
   local v
   case $1 in
-    0) v=$(perftest) ;;
+    0) v=$(perftest ib_write_lat "$SIZE" "$ITERS" 18515 | awk '{ print $5 }') ;;
     1) v=$(c_client 7182) && cstats+=("C → C   $(c_server_stats)") ;;
     2) v=$(c_client 7180) ;;
-    3) v=$(nv_client 7182) && cstats+=("nv → C  $(c_server_stats)") ;;
-    4) v=$(nv_client 7180) ;;
+    3) v=$(nvmeof_write_us 7182 "$SIZE" "$ITERS") && cstats+=("nv → C  $(c_server_stats)") ;;
+    4) v=$(nvmeof_write_us 7180 "$SIZE" "$ITERS") ;;
   esac
   [ -n "$v" ] || { echo "bench_rdma_split: ${names[$1]} failed" >&2; exit 1; }
   figs[$1]="${figs[$1]:-} $v"
@@ -81,10 +67,11 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 echo "write $SIZE B, $ITERS iterations, $ROUNDS rounds: one-way median µs"
-python3 - "${figs[@]}" <<'PY'
+python3 - "${names[@]}" "${figs[@]}" <<'PY'
 import statistics, sys
-names = ["perftest", "C → C", "C → nv", "nv → C", "nv → nv"]
-runs = [[float(x) for x in s.split()] for s in sys.argv[1:]]
+k = (len(sys.argv) - 1) // 2
+names = sys.argv[1:1 + k]
+runs = [[float(x) for x in s.split()] for s in sys.argv[1 + k:]]
 med = [statistics.median(r) for r in runs]
 print(f"{'pairing':<10} {'median':>8} {'÷ perftest':>11}   rounds")
 for n, m, r in zip(names, med, runs):

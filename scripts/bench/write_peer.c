@@ -76,6 +76,21 @@ static struct rdma_cm_event *expect_event(struct rdma_event_channel *ch, enum rd
 	return ev;
 }
 
+/* The hello's buffer fields (src/rdma/ping.ts encodeHello): address, rkey, length. */
+static void hello_put_buffer(uint8_t *h, const void *buf, uint32_t rkey, uint32_t len)
+{
+	uint64_t a = (uintptr_t)buf;
+	memcpy(h + 8, &a, 8), memcpy(h + 16, &rkey, 4), memcpy(h + 20, &len, 4);
+}
+
+/* The connection parameters both sides use, carrying hello `h` as private data. */
+static struct rdma_conn_param conn_param(uint8_t *h)
+{
+	return (struct rdma_conn_param){ .private_data = h, .private_data_len = HELLO_LEN,
+					 .responder_resources = 1, .initiator_depth = 1,
+					 .retry_count = 7, .rnr_retry_count = 7 };
+}
+
 static struct ibv_qp *create_qp(struct rdma_cm_id *id, struct ibv_pd **pd, struct ibv_cq **cq)
 {
 	*pd = ibv_alloc_pd(id->verbs);
@@ -151,6 +166,7 @@ static int server(const char *host, const char *port)
 		if (ev->param.conn.private_data_len < HELLO_LEN) {
 			rdma_reject(id, NULL, 0);
 			rdma_ack_cm_event(ev);
+			rdma_destroy_id(id);
 			continue;
 		}
 		memcpy(h, ev->param.conn.private_data, HELLO_LEN);
@@ -159,6 +175,7 @@ static int server(const char *host, const char *port)
 		memcpy(&count, h + 24, 4), memcpy(&size, h + 28, 4);
 		if (magic != HELLO_MAGIC || h[5] != 0 || size < 1 || size > 1 << 20 || count < 2) {
 			rdma_reject(id, NULL, 0); /* only the write ping */
+			rdma_destroy_id(id);
 			continue;
 		}
 		struct ibv_pd *pd;
@@ -176,12 +193,8 @@ static int server(const char *host, const char *port)
 		/* Arm both slots before accepting, as nvmeof's server does. */
 		buf[size - 1] = pat[size - 1] ^ 0xff;
 		buf[2 * size - 1] = pat[1 + size - 1] ^ 0xff;
-		uint64_t a = (uintptr_t)buf;
-		uint32_t len = 2 * size;
-		memcpy(h + 8, &a, 8), memcpy(h + 16, &mr->rkey, 4), memcpy(h + 20, &len, 4);
-		struct rdma_conn_param cp = { .private_data = h, .private_data_len = HELLO_LEN,
-					      .responder_resources = 1, .initiator_depth = 1,
-					      .retry_count = 7, .rnr_retry_count = 7 };
+		hello_put_buffer(h, buf, mr->rkey, 2 * size);
+		struct rdma_conn_param cp = conn_param(h);
 		if (rdma_accept(id, &cp)) {
 			perror("write_peer: rdma_accept");
 			return 1;
@@ -255,14 +268,11 @@ static int client(const char *host, const char *port, int size, int count)
 		return 1;
 	}
 	uint8_t h[HELLO_LEN] = { 0 };
-	uint32_t magic = HELLO_MAGIC, len = 2 * size, ucount = count, usize = size;
-	uint64_t a = (uintptr_t)rx;
+	uint32_t magic = HELLO_MAGIC, ucount = count, usize = size;
 	memcpy(h, &magic, 4), h[4] = 1, h[5] = 0; /* version 1, op write */
-	memcpy(h + 8, &a, 8), memcpy(h + 16, &rxm->rkey, 4), memcpy(h + 20, &len, 4);
+	hello_put_buffer(h, rx, rxm->rkey, 2 * size);
 	memcpy(h + 24, &ucount, 4), memcpy(h + 28, &usize, 4);
-	struct rdma_conn_param cp = { .private_data = h, .private_data_len = HELLO_LEN,
-				      .responder_resources = 1, .initiator_depth = 1,
-				      .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_conn_param cp = conn_param(h);
 	if (rdma_connect(id, &cp)) {
 		perror("write_peer: rdma_connect");
 		return 1;

@@ -1,0 +1,31 @@
+# Sourced by the RDMA benchmarks (bench_rdma.sh, bench_rdma_split.sh): the runs both of them make.
+# They set ADDR (the address every peer listens on) and N (the nvmeof launcher) before using these.
+
+# perftest TOOL SIZE ITERS PORT: one perftest pair, the server in the background and the client
+# in the foreground; prints the client's data line.
+perftest() {
+  "$1" -R -F -s "$2" -n "$3" -p "$4" >/dev/null 2>&1 &
+  local sp=$!
+  sleep 1
+  timeout 300 "$1" -R -F -s "$2" -n "$3" -p "$4" "$ADDR" 2>/dev/null | awk -v s="$2" '$1 == s { print; exit }'
+  wait "$sp" 2>/dev/null
+}
+
+# nvmeof_write_us PORT SIZE ITERS: one nvmeof write ping; prints its one-way median in µs (the
+# round trip halved, as ib_write_lat reports t_typical).
+nvmeof_write_us() {
+  timeout 600 $N rdma ping -a "$ADDR" -p "$1" --op write --size "$2" -c "$3" -o json |
+    python3 -c "import json,sys; print(json.load(sys.stdin)['latency']['median_us']/2)"
+}
+
+# wait_listening LOG...: until every server's log says it is listening (at most 60 s).
+wait_listening() {
+  local log up
+  for _ in $(seq 1 300); do
+    up=1
+    for log in "$@"; do grep -q listening "$log" 2>/dev/null || up=0; done
+    [ "$up" = 1 ] && return 0
+    sleep 0.2
+  done
+  return 1
+}

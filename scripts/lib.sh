@@ -16,6 +16,8 @@ export DENO_NO_PROMPT=1
 # and libc through FFI. Deno 2 grants paths under /dev, /proc and /sys only with --allow-all
 # ("Requires all access"), and FFI can reach anything anyway, so finer flags would only pretend.
 NVMEOF_PERMS=(--allow-all)
+# The other flags of `deno run` for nvmeof from source: no prompt, no network, the lock file as is.
+NVMEOF_RUN_FLAGS=(--quiet --no-prompt --cached-only --frozen)
 
 # deno_bin prints the path of the pinned Deno, installing nothing.
 deno_bin() {

@@ -1,5 +1,12 @@
 import { parseArgs } from "node:util";
-import type { Command, GlobalOptions, OptionSpec, OptionValues } from "./command.ts";
+import {
+  type Command,
+  type CommandEntry,
+  type GlobalOptions,
+  loadCommand,
+  type OptionSpec,
+  type OptionValues,
+} from "./command.ts";
 import { GLOBAL_OPTIONS } from "./global.ts";
 import { UsageError } from "../errors.ts";
 
@@ -23,23 +30,28 @@ const valueTaking = new Set(
 );
 
 /**
- * Finds the command (and subcommand) named in argv, then parses every flag strictly against that
- * command's options plus the global ones. Unknown flags, missing values and stray arguments are
- * usage errors that name the command to ask for help.
+ * Finds the command (and subcommand) named in argv and loads its module (only that one), then
+ * parses every flag strictly against that command's options plus the global ones. Unknown flags,
+ * missing values and stray arguments are usage errors that name the command to ask for help.
  */
-export function parseInvocation(argv: string[], commands: Command[]): Invocation {
+export async function parseInvocation(
+  argv: string[],
+  commands: CommandEntry[],
+): Promise<Invocation> {
   const rest: string[] = [];
   const path: string[] = [];
-  let command: Command | undefined;
-  let table: Command[] | undefined = commands;
+  let entry: CommandEntry | undefined;
+  let table: CommandEntry[] | undefined = commands;
   let version = false;
+  /** The first word that named no subcommand of a command that has some. */
+  let stray: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--") {
       rest.push(...argv.slice(i));
       break;
     }
-    if (arg === "--version" && !command) {
+    if (arg === "--version" && !entry) {
       version = true;
       continue;
     }
@@ -50,28 +62,31 @@ export function parseInvocation(argv: string[], commands: Command[]): Invocation
       continue;
     }
     if (table) {
-      const found: Command | undefined = table.find((c) => c.name === arg);
+      const found: CommandEntry | undefined = table.find((c) => c.name === arg);
       if (found) {
-        command = found;
+        entry = found;
         path.push(arg);
         table = found.subcommands;
         continue;
       }
-      if (!command) {
+      if (!entry) {
         throw new UsageError(`Unknown command '${arg}'.`, {
           hint: `Run 'nvmeof help' to list the commands.`,
         });
       }
-      if (!command.run) {
-        throw new UsageError(`Unknown subcommand '${arg}' of 'nvmeof ${path.join(" ")}'.`, {
-          hint: `Run 'nvmeof ${path.join(" ")} --help' to list its subcommands.`,
-        });
-      }
+      stray = arg;
     }
     table = undefined; // positionals of the command from here on
     rest.push(arg);
   }
 
+  const command: Command | undefined = entry && await loadCommand(entry);
+  // A command with subcommands takes positionals only if it also runs on its own.
+  if (command && stray !== undefined && !command.run) {
+    throw new UsageError(`Unknown subcommand '${stray}' of 'nvmeof ${path.join(" ")}'.`, {
+      hint: `Run 'nvmeof ${path.join(" ")} --help' to list its subcommands.`,
+    });
+  }
   const options: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS, ...command?.options };
   const where = path.length ? `nvmeof ${path.join(" ")}` : "nvmeof";
   let parsed;

@@ -1,7 +1,7 @@
 /**
  * `nvmeof connect` and `nvmeof connect-all`: I/O controllers through /dev/nvme-fabrics.
  */
-import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
 import { type ConnectResult, connectSubsystem, humanSize } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
@@ -83,9 +83,7 @@ function connectText(r: ConnectResult): string {
 }
 
 /** `nvmeof connect`. */
-export const connectCommand: Command = {
-  name: "connect",
-  summary: "Connect to an NVMe subsystem over RDMA and show its block devices",
+export const connectCommand: CommandDetails = {
   description: `
 Writes the connect options to /dev/nvme-fabrics (as nvme-cli does, without needing it), reads
 back the new controller, and waits until it is live and the block device of every active
@@ -399,9 +397,7 @@ function connectAllText(d: { records: ConnectAllRow[] }): string {
 }
 
 /** `nvmeof connect-all`. */
-export const connectAllCommand: Command = {
-  name: "connect-all",
-  summary: "Discover, then connect every NVM subsystem this host may use",
+export const connectAllCommand: CommandDetails = {
   description: `
 Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
 entry of the same transport, skipping those already connected and the discovery entries.

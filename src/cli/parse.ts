@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   type Command,
   type CommandEntry,
@@ -91,18 +90,7 @@ export async function parseInvocation(
   const where = path.length ? `nvmeof ${path.join(" ")}` : "nvmeof";
   let parsed;
   try {
-    parsed = parseArgs({
-      args: rest,
-      options: Object.fromEntries(
-        Object.entries(options).map(([name, o]) => [name, {
-          type: o.type,
-          ...(o.short ? { short: o.short } : {}),
-          multiple: o.multiple === true,
-        }]),
-      ),
-      strict: true,
-      allowPositionals: true,
-    });
+    parsed = plainSwitches(rest, options) ?? await parseFlags(rest, options);
   } catch (err) {
     // node's message adds advice about '--' that only fits positionals; keep the first sentence.
     const first = (err as Error).message.split(". ")[0].replace(/\.?$/, ".");
@@ -143,6 +131,49 @@ export async function parseInvocation(
     });
   }
   return { command, path, values, positionals: parsed.positionals, global, help, version };
+}
+
+/** Parses flags with node's `parseArgs`, strictly, positionals allowed. */
+async function parseFlags(
+  args: string[],
+  options: Record<string, OptionSpec>,
+): Promise<{ values: OptionValues; positionals: string[] }> {
+  // Loaded here, not at start-up: node:util brings up Deno's Node.js layer, which costs about as
+  // much as starting Deno itself, and `--version` or `--help` need no parser.
+  const { parseArgs } = await import("node:util");
+  const { values, positionals } = parseArgs({
+    args,
+    options: Object.fromEntries(
+      Object.entries(options).map(([name, o]) => [name, {
+        type: o.type,
+        ...(o.short ? { short: o.short } : {}),
+        multiple: o.multiple === true,
+      }]),
+    ),
+    strict: true,
+    allowPositionals: true,
+  });
+  return { values: values as OptionValues, positionals };
+}
+
+/**
+ * What `parseFlags` returns for args made only of single boolean switches (`--help`, `-h`,
+ * `--verbose`, no value, no positional), without loading a parser; undefined for anything else.
+ */
+function plainSwitches(
+  args: string[],
+  options: Record<string, OptionSpec>,
+): { values: OptionValues; positionals: string[] } | undefined {
+  const values: OptionValues = {};
+  for (const arg of args) {
+    const name = arg.startsWith("--")
+      ? arg.slice(2)
+      : Object.keys(options).find((n) => options[n].short && arg === `-${options[n].short}`);
+    if (name === undefined || !Object.hasOwn(options, name)) return undefined;
+    if (options[name].type !== "boolean" || options[name].multiple) return undefined;
+    values[name] = true;
+  }
+  return { values, positionals: [] };
 }
 
 /**

@@ -4,8 +4,9 @@
 # lab guest):
 #   scripts/bench_startup.sh            # RUNS=N runs of each case (default 40)
 # The cases run in rounds, each round in a rotated order so a burst of load hits them all; each
-# case's figure is the median of its runs, in milliseconds of wall time (fork and exec included),
-# and its ratio to the hello world's median. Goal: --version, --help and list --help within 1.3×.
+# case's figures are the medians of its runs, in milliseconds: wall time (fork and exec included)
+# and CPU time (user + sys, which a busy machine disturbs less), each with its ratio to the hello
+# world's median. Goal: --version, --help and list --help within 1.3× of the hello world.
 # "main.ts --version" is nvmeof without the launcher script, to tell the launcher's own cost apart.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -28,16 +29,8 @@ run() {
   esac >/dev/null 2>&1
 }
 
-# now: microseconds since the epoch, without a fork ($EPOCHREALTIME, bash 5) where possible.
-now() {
-  if [ -n "${EPOCHREALTIME:-}" ]; then
-    local t=${EPOCHREALTIME/[.,]/}
-    echo "$t"
-  else
-    echo $(($(date +%s%N) / 1000))
-  fi
-}
-
+# Each run appends "wall user sys" in seconds to $work/caseI (bash's time keyword: no tool needed).
+TIMEFORMAT='%3R %3U %3S'
 n=${#labels[@]}
 # One warm-up run each: fills Deno's transpile cache, and checks every case works.
 for ((c = 0; c < n; c++)); do
@@ -46,22 +39,21 @@ done
 for ((r = 0; r < RUNS; r++)); do
   for ((k = 0; k < n; k++)); do
     c=$(((r + k) % n))
-    t0=$(now)
-    run "$c"
-    t1=$(now)
-    echo $((t1 - t0)) >>"$work/case$c"
+    { time run "$c"; } 2>>"$work/case$c"
   done
 done
 
-# median I: the median of case I's runs, in microseconds.
+# median I FIELD: the median of case I's runs, in microseconds: FIELD 1 wall, 2 user + sys CPU.
 median() {
-  sort -n "$work/case$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)}'
+  awk -v f="$2" '{printf "%d\n", (f == 1 ? $1 : $2 + $3) * 1000000 + 0.5}' "$work/case$1" | sort -n |
+    awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)}'
 }
 
-base=$(median 0)
-printf 'deno %s, %d runs each, medians of wall time\n' "$DENO_VERSION" "$RUNS"
-printf '%-22s %10s %8s\n' "case" "median ms" "ratio"
+wall0=$(median 0 1)
+cpu0=$(median 0 2)
+printf 'deno %s, %d runs each, medians; ratio: to the hello world\n' "$DENO_VERSION" "$RUNS"
+printf '%-20s %9s %7s %9s %7s\n' "case" "wall ms" "ratio" "cpu ms" "ratio"
 for ((c = 0; c < n; c++)); do
-  m=$(median "$c")
-  awk -v l="${labels[c]}" -v m="$m" -v b="$base" 'BEGIN {printf "%-22s %10.1f %7.2fx\n", l, m / 1000, m / b}'
+  awk -v l="${labels[c]}" -v w="$(median "$c" 1)" -v w0="$wall0" -v u="$(median "$c" 2)" -v u0="$cpu0" \
+    'BEGIN {printf "%-20s %9.1f %6.2fx %9.1f %6.2fx\n", l, w / 1000, w / w0, u / 1000, u / u0}'
 done

@@ -3,7 +3,7 @@
  */
 import type { CommandDetails, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
-import { type ConnectResult, connectSubsystem, humanSize } from "../fabrics/connect.ts";
+import { type ConnectResult, connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
 import {
@@ -38,6 +38,7 @@ import {
   type SavedConnection,
   savedFromOptions,
 } from "../persist/connections.ts";
+import { humanSize } from "../output/render.ts";
 import { retrySaved } from "../persist/retry.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 

@@ -2,9 +2,9 @@
  * `nvmeof list`: the host's NVMe subsystems, controllers and namespaces, from sysfs.
  */
 import type { CommandDetails } from "../cli/command.ts";
-import { humanSize } from "../fabrics/connect.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { listSubsystems, type SubsystemInfo } from "../fabrics/sysfs.ts";
+import { humanSize } from "../output/render.ts";
 
 function text(d: { subsystems: SubsystemInfo[] }): string {
   if (d.subsystems.length === 0) return "no NVMe subsystems";

@@ -122,3 +122,50 @@ export async function withCleanup<T>(
     for (const c of stack.reverse()) await c().catch(() => {});
   }
 }
+
+/** A fault inside a guest, undone by `undo()` (idempotent). */
+export interface Fault {
+  undo(): Promise<void>;
+}
+
+async function fault(node: Node, make: string, undo: string): Promise<Fault> {
+  await must(node, make);
+  let done = false;
+  return {
+    async undo() {
+      if (done) return;
+      done = true;
+      await must(node, undo);
+    },
+  };
+}
+
+/**
+ * netem on NODE's link netdev: e.g. "loss 5%", "delay 20ms", "loss 100%" (a blackhole: the carrier
+ * stays up, every packet NODE sends on that link is dropped).
+ */
+export function netem(node: Node, link: 0 | 1, spec: string): Promise<Fault> {
+  return fault(
+    node,
+    `tc qdisc replace dev fab${link} root netem ${spec}`,
+    `tc qdisc del dev fab${link} root 2>/dev/null; true`,
+  );
+}
+
+/** An nftables rule on NODE dropping what comes in to PROTO port PORT (e.g. udp 4791: RoCEv2). */
+export function dropIncoming(node: Node, proto: "udp" | "tcp", port: number): Promise<Fault> {
+  const table = `fabric_drop_${proto}_${port}`;
+  return fault(
+    node,
+    `nft add table inet ${table} && nft add chain inet ${table} in '{ type filter hook input priority 0; }' && nft add rule inet ${table} in ${proto} dport ${port} drop`,
+    `nft delete table inet ${table} 2>/dev/null; true`,
+  );
+}
+
+/** The MTU of NODE's link netdev (and, on the target's bridge, of every port under it). */
+export async function setMtu(node: Node, link: 0 | 1, mtu: number): Promise<Fault> {
+  const before = (await must(node, `cat /sys/class/net/fab${link}/mtu`)).trim();
+  const set = (m: string) =>
+    `for p in /sys/class/net/fab${link}/brif/*; do [ -e "$p" ] && ip link set "\${p##*/}" mtu ${m}; done; ip link set fab${link} mtu ${m}`;
+  return fault(node, set(String(mtu)), set(before));
+}

@@ -5,7 +5,18 @@
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../helpers.ts";
-import { addr, boot, hostnqnOf, must, on, powerCut, run, setLink } from "./fabric.ts";
+import {
+  addr,
+  boot,
+  dropIncoming,
+  hostnqnOf,
+  must,
+  netem,
+  on,
+  powerCut,
+  run,
+  setLink,
+} from "./fabric.ts";
 
 Deno.test("fabric: stdout and stderr come back separately and byte-exact, with the exit code", async () => {
   const r = await on("host1", "pwd; printf 'a\\r\\nb\\n'; echo to-stderr >&2; exit 7");
@@ -101,4 +112,34 @@ Deno.test("fabric: a power cut loses what was not synced; the node boots again f
     "4: ACTIVE",
   );
   await must("host2", "rm -rf /var/lib/fabric-test");
+});
+
+Deno.test("fabric: a blackhole keeps the carrier but drops every packet; a firewall on UDP 4791 stops RoCEv2 only", async () => {
+  const t = addr("target", 1);
+  const hole = await netem("host1", 1, "loss 100%");
+  try {
+    const r = await on(
+      "host1",
+      `ip -br link show fab1; ping -c 2 -W 1 ${t} >/dev/null; echo ping=$?`,
+    );
+    assert.match(r.stdout, /fab1\s+UP/);
+    assert.doesNotMatch(r.stdout, /NO-CARRIER/);
+    assert.match(r.stdout, /ping=1/);
+  } finally {
+    await hole.undo();
+  }
+  const fw = await dropIncoming("target", "udp", 4791);
+  try {
+    const server = on("target", `timeout 40 rping -s -a ${t} -p 7310 -C 1`, { timeout: 60 });
+    const r = await on(
+      "host1",
+      `sleep 2; ping -c 1 -W 2 ${t} >/dev/null; echo ping=$?; timeout 20 rping -c -a ${t} -p 7310 -C 1; echo rping=$?`,
+      { timeout: 60 },
+    );
+    assert.match(r.stdout, /ping=0/, "IP still answers");
+    assert.doesNotMatch(r.stdout, /rping=0/, "RDMA-CM got through a dropped UDP 4791");
+    await server;
+  } finally {
+    await fw.undo();
+  }
 });

@@ -28,19 +28,19 @@ function exampleSpecs(dev: string[]): Array<[string, unknown]> {
   out.push(["nvmeof target up --help", parse(help.replace(/^ {2}/gm, ""))]);
   out.push(["tests/unit/target_fixtures.ts twoSubsystemSpec", twoSubsystemSpec(dev)]);
   const demo = Deno.readTextFileSync(`${ROOT}/scripts/lab-demo`);
-  const heredoc = /cat >"\$work\/target\.yaml" <<EOF\n([\s\S]*?)\nEOF\n/.exec(demo);
-  assert.ok(heredoc, "scripts/lab-demo still writes its spec with a heredoc");
+  const block = /\nspec="(hosts:[\s\S]*?)"\n/.exec(demo);
+  assert.ok(block, 'scripts/lab-demo still writes its spec from spec="…"');
   out.push([
     "scripts/lab-demo",
     parse(
-      heredoc[1]
+      block[1]
         .replaceAll(
           "$hostnqn",
           "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-0000000000d1",
         )
         .replaceAll("$NQN", "nqn.2026-11.io.nvmeof:lab-demo")
-        .replaceAll("$dev", dev[0])
-        .replaceAll("$ADDR", "10.77.0.1"),
+        .replaceAll("$DISK", dev[0])
+        .replaceAll("$ADDR", "10.78.0.1"),
     ),
   ]);
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);

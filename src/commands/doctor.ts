@@ -25,7 +25,10 @@ Host: nvme-fabrics and nvme-rdma loaded or installed, /dev/nvme-fabrics, the hos
 files (present and paired), ib_uverbs and rdma_ucm for user-space RDMA.
 Fabric: an RDMA device, each port ACTIVE and LINK_UP, the RoCE active MTU against the netdev MTU
 (9000 gives 4096, 1500 caps RoCE at 1024), PFC/ECN where the kernel shows them.
-Target (when nvmet is loaded here, or --role target): configfs, nvmet and nvmet-rdma, every rdma
+Role: without --role, the local nvmet tree is checked only when -a is an address of this
+machine (or no -a is given); a compute node that has nvmet loaded for other reasons is checked
+as an initiator only, the target being the other machine. The first line says which role and why.
+Target (when nvmet is loaded here and the role includes it, or --role target): configfs, nvmet and nvmet-rdma, every rdma
 port's address on an RDMA netdev and a subsystem linked (the link enables the port), enabled
 namespaces, allow_any_host; with -n, the subsystem on the port for -a/-s and the host allowed.
 Reachability (with -a): the route leaves through an RDMA netdev, the local address has a RoCE v2
@@ -68,8 +71,8 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     role: {
       type: "string",
       value: "ROLE",
-      description:
-        "initiator, target or both (default both; target checks are skipped without nvmet)",
+      description: "initiator, target or both (default: both when -a is an address of this " +
+        "machine or absent, else initiator)",
     },
     timeout: {
       type: "string",
@@ -86,8 +89,8 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   ],
   async run(ctx) {
     const v = ctx.values;
-    const role = (v.role as string | undefined) ?? "both";
-    if (!(ROLES as readonly string[]).includes(role)) {
+    const role = v.role as string | undefined;
+    if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {
       throw new UsageError(`--role must be initiator, target or both, not '${role}'.`);
     }
     const traddr = v.traddr === undefined
@@ -107,7 +110,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
       });
     }
     const report = await runDoctor(doctorPaths(ctx.global.configfs), {
-      role: role as DoctorReport["role"],
+      role: role as DoctorReport["role"] | undefined,
       traddr,
       trsvcid,
       nqn,

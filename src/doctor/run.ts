@@ -22,10 +22,13 @@ import type { DoctorPaths } from "./paths.ts";
 import { classifyProbe, probeNvmeRdma } from "./reach.ts";
 import { targetChecks } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
+import { chooseRole, type Role } from "./role.ts";
+import { localAddresses } from "../net/address.ts";
 
 /** What to check. */
 export interface DoctorOptions {
-  role: "initiator" | "target" | "both";
+  /** --role; absent: chosen from whether -a is an address of this machine. */
+  role?: Role;
   traddr?: string;
   trsvcid: string;
   nqn?: string;
@@ -48,8 +51,9 @@ export function readDevices(): Devices {
 /** Runs every check that applies to `o`. */
 export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<DoctorReport> {
   const checks: Check[] = [];
-  const initiator = o.role !== "target";
-  const target = o.role !== "initiator";
+  const { role, reason } = chooseRole(o.role, o.traddr, localAddresses());
+  const initiator = role !== "target";
+  const target = role !== "initiator";
   if (initiator) checks.push(...await hostChecks(paths));
 
   const devices = readDevices();
@@ -74,7 +78,7 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       trsvcid: o.trsvcid,
       nqn: o.nqn,
       hostnqn,
-    }, o.role === "target"));
+    }, role === "target"));
     checks.push(...await listeningChecks(paths, devices, o.timeoutMs));
   }
 
@@ -139,7 +143,8 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
     }
   }
   return {
-    role: o.role,
+    role,
+    role_reason: reason,
     ...(o.traddr ? { traddr: o.traddr } : {}),
     trsvcid: o.trsvcid,
     ...(o.nqn ? { nqn: o.nqn } : {}),

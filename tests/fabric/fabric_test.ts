@@ -1,0 +1,104 @@
+/**
+ * The fabric's own contract, which every other fabric test relies on: separate machines (own
+ * hostname, host identity, kernel), commands with their output and exit code, RDMA across the
+ * wire, and the faults (carrier loss, power cut with the disk kept).
+ */
+import assert from "node:assert/strict";
+import { ROOT } from "../helpers.ts";
+import { addr, boot, hostnqnOf, must, on, powerCut, run, setLink } from "./fabric.ts";
+
+Deno.test("fabric: stdout and stderr come back separately and byte-exact, with the exit code", async () => {
+  const r = await on("host1", "pwd; printf 'a\\r\\nb\\n'; echo to-stderr >&2; exit 7");
+  assert.equal(r.code, 7, r.stderr);
+  assert.equal(r.stdout, `${ROOT}\na\r\nb\n`);
+  assert.equal(r.stderr, "to-stderr\n");
+});
+
+Deno.test("fabric: a command that overruns its bound is stopped with exit 124", async () => {
+  const r = await on("host2", "echo started; sleep 600; echo never", { timeout: 3 });
+  assert.equal(r.code, 124);
+  assert.equal(r.stdout, "started\n");
+  assert.match(r.stderr, /did not finish within 3 s on host2/);
+});
+
+Deno.test("fabric: each node is its own machine: hostname, kernel boot, host NQN", async () => {
+  const seen = new Map<string, string>();
+  for (const node of ["target", "host1", "host2"] as const) {
+    const name = (await must(node, "hostname")).trim();
+    assert.equal(name, node);
+    const bootId = (await must(node, "cat /proc/sys/kernel/random/boot_id")).trim();
+    seen.set(`boot ${bootId}`, node);
+    const nqn = await hostnqnOf(node);
+    assert.ok(!seen.has(nqn), `${node} has the host NQN of ${seen.get(nqn)}: ${nqn}`);
+    seen.set(nqn, node);
+  }
+  assert.equal(seen.size, 6, "three boot ids and three host NQNs, all different");
+});
+
+Deno.test("fabric: RDMA crosses the wire: rping from host1 to the target on both links", async () => {
+  for (const link of [0, 1] as const) {
+    const a = addr("target", link);
+    const server = on("target", `rping -s -a ${a} -C 3 -v`, { timeout: 60 });
+    // The server listens within a second or two; the client retries until it does.
+    const client = await on(
+      "host1",
+      `for i in $(seq 1 20); do rping -c -a ${a} -C 3 -v && exit 0; sleep 1; done; exit 1`,
+      { timeout: 60 },
+    );
+    assert.equal(client.code, 0, client.stderr);
+    assert.match(client.stdout, /ping data: rdma-ping-2/);
+    const s = await server;
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stdout, /server ping data: rdma-ping-2/);
+  }
+});
+
+Deno.test("fabric: carrier loss on host1's link 0 takes its rxe port down; back on, it returns", async () => {
+  try {
+    await setLink("host1", 0, false);
+    const down = await on(
+      "host1",
+      "for i in $(seq 1 50); do ip link show fab0 | grep -q NO-CARRIER && break; sleep 0.1; done; " +
+        "ip -br link show fab0; cat /sys/class/infiniband/rxe0/ports/1/state; " +
+        `ping -c 1 -W 1 ${addr("target", 0)} >/dev/null; echo ping=$?`,
+    );
+    assert.match(down.stdout, /NO-CARRIER/);
+    assert.match(down.stdout, /DOWN/);
+    assert.match(down.stdout, /ping=1/);
+    // Link 1 is another cable: unaffected.
+    const other = await on("host1", `ping -c 1 -W 2 ${addr("target", 1)} >/dev/null; echo ping=$?`);
+    assert.match(other.stdout, /ping=0/);
+  } finally {
+    await setLink("host1", 0, true);
+  }
+  const up = await on(
+    "host1",
+    "for i in $(seq 1 50); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && break; sleep 0.1; done; " +
+      `cat /sys/class/infiniband/rxe0/ports/1/state; ping -c 1 -W 3 ${
+        addr("target", 0)
+      } >/dev/null; echo ping=$?`,
+  );
+  assert.match(up.stdout, /ACTIVE/);
+  assert.match(up.stdout, /ping=0/);
+});
+
+Deno.test("fabric: a power cut loses what was not synced; the node boots again from its own disk", async () => {
+  await must(
+    "host2",
+    "mkdir -p /var/lib/fabric-test && echo kept >/var/lib/fabric-test/synced && sync",
+  );
+  const before = (await must("host2", "cat /proc/sys/kernel/random/boot_id")).trim();
+  await powerCut("host2");
+  const dead = await run("host2", ["true"]);
+  assert.equal(dead.code, 98);
+  assert.match(dead.stderr, /host2 is powered off/);
+  await boot("host2");
+  const after = (await must("host2", "cat /proc/sys/kernel/random/boot_id")).trim();
+  assert.notEqual(after, before);
+  assert.equal((await must("host2", "cat /var/lib/fabric-test/synced")).trim(), "kept");
+  assert.equal(
+    (await must("host2", "cat /sys/class/infiniband/rxe0/ports/1/state")).trim(),
+    "4: ACTIVE",
+  );
+  await must("host2", "rm -rf /var/lib/fabric-test");
+});

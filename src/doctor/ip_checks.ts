@@ -134,7 +134,9 @@ export function roceV2Check(o: ProbeOutcome | undefined, v: IpView): Check {
       `${ROCE_V2_UDP_PORT} (nft insert rule inet filter input udp dport ${ROCE_V2_UDP_PORT} accept, ` +
       `or iptables -I INPUT -p udp --dport ${ROCE_V2_UDP_PORT} -j ACCEPT), and in any firewall or ` +
       `switch ACL between. Opening TCP 4420 is not what RoCE v2 needs: 4420 is the RDMA-CM service ` +
-      `id (and NVMe/TCP's port); every RoCE v2 packet, the CM's included, is UDP to ${ROCE_V2_UDP_PORT}`,
+      `id (and NVMe/TCP's port); every RoCE v2 packet, the CM's included, is UDP to ${ROCE_V2_UDP_PORT}. ` +
+      "With no firewall, check that the target's RDMA-CM is loaded at all (lsmod | grep ib_cm): " +
+      "a kernel without it ignores the request",
   );
 }
 

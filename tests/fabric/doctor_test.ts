@@ -6,12 +6,10 @@
  * named check gives the verdict and the fix, and restores what it changed in `finally`.
  */
 import assert from "node:assert/strict";
-import { addr, must, type Node, nvmeofOn, on } from "./fabric.ts";
+import { addr, hostnqnOf, must, type Node, nvmeofOn, on } from "./fabric.ts";
 
 const N = "/sys/kernel/config/nvmet";
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:d0c7fab0-0000-4000-8000-0000000000a1";
-const HI = "d0c7fab0-0000-4000-8000-0000000000a1";
-const ID = ["-q", HQ, "-I", HI];
 const TARGET = addr("target", 0);
 const NFT_TABLE = "nvmeof_doctor_test";
 
@@ -96,7 +94,8 @@ Deno.test("fabric doctor: on host1 with nvmet loaded, the target is the other ma
   const had = (await on("host1", "test -d /sys/module/nvmet")).code === 0;
   await must("host1", "modprobe nvmet");
   try {
-    const { code, report } = await doctorOn("host1", ["-a", TARGET, "-n", t.nqn, ...ID]);
+    await hostnqnOf("host1"); // the identity files the kernel connect uses
+    const { code, report } = await doctorOn("host1", ["-a", TARGET, "-n", t.nqn]);
     assert.equal(report.role, "initiator");
     assert.match(report.role_reason, /^10\.78\.0\.1 is not an address of this machine/);
     assert.deepEqual(report.checks.filter((c) => c.id.startsWith("target.")), []);
@@ -146,6 +145,7 @@ Deno.test("fabric doctor: an unused address is 'target unreachable' (no ARP answ
 });
 
 Deno.test("fabric doctor: the target up with no port on 4420 is 'target up but nothing listening'", async () => {
+  await must("target", "modprobe nvmet-rdma"); // a target's RDMA-CM is there to reject
   const { code, report } = await doctorOn("host1", ["-a", TARGET, "--timeout", "3000"]);
   assert.equal(code, 1);
   assert.equal(get(report, "reach.address").status, "ok");

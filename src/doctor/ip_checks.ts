@@ -3,6 +3,8 @@
  * echo, ARP), whether RoCE v2 gets through when IP does, and whether the path carries this host's
  * MTU. Pure functions from observations to checks; ip_probe.ts makes the observations.
  */
+import { isIpv4 } from "../fabrics/options.ts";
+import { payloadForIpSize } from "../net/icmp.ts";
 import type { EchoOutcome } from "../net/ping.ts";
 import { type Check, check } from "./check.ts";
 import { roceMtuFor } from "./fabric.ts";
@@ -35,6 +37,9 @@ export interface IpView {
 
 /** RoCE v2's UDP destination port (IANA), where every RoCE v2 packet goes, the CM's included. */
 export const ROCE_V2_UDP_PORT = 4791;
+
+/** IB CM reject reason 8: no listener for the service ID (the port). */
+const REJ_INVALID_SERVICE_ID = 8;
 
 /** Whether the target answers IP at all, and how we know. */
 export function ipUp(v: IpView): { up: boolean; how: string } {
@@ -160,9 +165,6 @@ export function listenerCheck(o: ProbeOutcome, v: IpView): Check {
   return c;
 }
 
-/** IB CM reject reason 8: no listener for the service ID (the port). */
-const REJ_INVALID_SERVICE_ID = 8;
-
 /** This host's side of the path, and the DF echoes sent along it. */
 export interface MtuView {
   netdev: string;
@@ -198,7 +200,7 @@ export function pathMtuCheck(m: MtuView | undefined, v: IpView): Check {
       id,
       "skip",
       `${here}; no ICMP echo reply from ${v.traddr}: the path MTU cannot be measured`,
-      `ping -M do -s ${m.netdevMtu - 28} -c 3 ${v.traddr}`,
+      `ping -M do -s ${payloadForIpSize(m.netdevMtu, isIpv4(v.traddr) ? 4 : 6)} -c 3 ${v.traddr}`,
     );
   }
   const full = m.probes.find((p) => p.ipSize === m.netdevMtu);

@@ -155,7 +155,9 @@ export function listenerCheck(o: ProbeOutcome, v: IpView): Check {
   if (o.event === "REJECTED" && o.status === REJ_INVALID_SERVICE_ID && ip.up) {
     return { ...c, seen: `target up but nothing listening: ${v.traddr} ${ip.how}, but ${c.seen}` };
   }
-  if (c.status === "fail" && (noCmReply(o) || (o.event === "ADDR_ERROR" && !ip.up))) {
+  const silent = noCmReply(o) ||
+    (!ip.up && ["TIMEOUT", "UNREACHABLE", "ADDR_ERROR", "ROUTE_ERROR"].includes(o.event));
+  if (c.status === "fail" && silent) {
     return check(
       c.id,
       "skip",

@@ -37,6 +37,6 @@ export function chooseRole(
   return {
     role: "initiator",
     reason: `${traddr} is not an address of this machine: the target is checked from this ` +
-      "host's side only (--role both also checks a local nvmet)",
+      "host's side only; --role both also checks a local nvmet",
   };
 }

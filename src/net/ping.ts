@@ -33,6 +33,8 @@ import { echoRequest, type IpFamily, parseEchoReply, payloadForIpSize } from "./
 /** Room for any reply to a probe (the largest IP packet). */
 const RECV_BUFFER = 65536;
 const SIXTEEN_BITS = 0xffff;
+/** Round trip times are reported to 0.1 ms. */
+const RTT_DECIMALS = 10;
 
 /** An ICMP echo socket connected to one address. */
 export class EchoSocket implements Disposable {
@@ -184,7 +186,7 @@ export async function echo(
       const out: EchoOutcome = {
         ipSize,
         answered: true,
-        rttMs: Math.round((performance.now() - t0) * 1000) / 1000,
+        rttMs: Math.round((performance.now() - t0) * RTT_DECIMALS) / RTT_DECIMALS,
       };
       if (before !== undefined && after !== undefined && after > before) {
         out.fragments = after - before;

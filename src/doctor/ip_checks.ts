@@ -133,7 +133,7 @@ export function roceV2Check(o: ProbeOutcome | undefined, v: IpView): Check {
     id,
     "fail",
     `RoCE v2 blocked: ${v.traddr} ${ip.how}, but RDMA-CM got no reply at all (no accept, no ` +
-      `reject) to its connect request within ${o.timeoutMs ?? "the"} ms: UDP port ` +
+      `reject) to ${o.attempts ?? 1} connect request(s), ${o.timeoutMs ?? "?"} ms each: UDP port ` +
       `${ROCE_V2_UDP_PORT} (RoCE v2) is probably dropped by a firewall on the target or the path`,
     `on the target: nft list ruleset | grep ${ROCE_V2_UDP_PORT}; allow udp dport ` +
       `${ROCE_V2_UDP_PORT} (nft insert rule inet filter input udp dport ${ROCE_V2_UDP_PORT} accept, ` +

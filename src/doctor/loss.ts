@@ -74,7 +74,7 @@ export function lossCheck(
     return check(
       id,
       "warn",
-      `${where}: no loss counter moved, but ${o.transfer} failed: ${o.transferError}`,
+      `${where}: no loss counter moved, but ${o.transfer} did not complete (${o.transferError})`,
       "see reach.path_mtu and reach.kernel_connect; on the target, its kernel log (dmesg)",
     );
   }

@@ -54,7 +54,8 @@ export function readDevices(): Devices {
 /** Sends the CM probe; once more when it met silence (a lost CM packet is not a blocked port). */
 async function probeTwice(traddr: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
   const first = await probeNvmeRdma(traddr, port, { timeoutMs });
-  return noCmReply(first) ? await probeNvmeRdma(traddr, port, { timeoutMs }) : first;
+  if (!noCmReply(first)) return first;
+  return { ...await probeNvmeRdma(traddr, port, { timeoutMs }), attempts: 2 };
 }
 
 /** Route, IP answer, GID, RoCE v2, listener, path MTU and loss towards -a. */
@@ -133,8 +134,9 @@ async function lossAfterTransfer(
     dev: src.device,
     port: src.port,
     netdev,
-    transfer: `${t.done} Identify Controller transfers (4 KiB each) from the discovery controller`,
-    transferError: t.error,
+    transfer: `${TRANSFER_ROUNDS} Identify Controller transfers (4 KiB each) from the discovery ` +
+      "controller",
+    transferError: t.error && `it stopped after ${t.done}: ${t.error}`,
   });
 }
 

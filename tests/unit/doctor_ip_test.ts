@@ -112,7 +112,7 @@ Deno.test("silence from an unreachable address is left to reach.address, not cal
 });
 
 Deno.test("RoCE v2 blocked: IP answers but the CM never replies; the fix names UDP 4791 and not TCP 4420", () => {
-  const silent = probe({ event: "TIMEOUT", status: 0, timeoutMs: 5000 });
+  const silent = probe({ event: "TIMEOUT", status: 0, timeoutMs: 5000, attempts: 2 });
   const c = roceV2Check(silent, UP);
   assert.equal(c.id, "reach.roce_v2");
   assert.equal(c.status, "fail");
@@ -120,7 +120,7 @@ Deno.test("RoCE v2 blocked: IP answers but the CM never replies; the fix names U
     c.seen,
     /^RoCE v2 blocked: 10\.78\.0\.1 answers ICMP echo in 0\.8 ms, but RDMA-CM got no reply at all/,
   );
-  assert.match(c.seen, /within 5000 ms: UDP port 4791/);
+  assert.match(c.seen, /to 2 connect request\(s\), 5000 ms each: UDP port 4791/);
   assert.match(c.fix!, /^on the target: nft list ruleset \| grep 4791; allow udp dport 4791/);
   assert.match(c.fix!, /Opening TCP 4420 is not what RoCE v2 needs/);
   assert.equal(listenerCheck(silent, UP).status, "skip");

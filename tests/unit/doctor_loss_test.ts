@@ -47,7 +47,7 @@ Deno.test("loss: no hw_counters is a skip; a failed transfer with quiet counters
   assert.equal(lossCheck(undefined, undefined, O).status, "skip");
   const c = lossCheck(BEFORE, BEFORE, { ...O, transferError: "Identify timed out" });
   assert.equal(c.status, "warn");
-  assert.match(c.seen, /failed: Identify timed out/);
+  assert.match(c.seen, /did not complete \(Identify timed out\)/);
 });
 
 Deno.test("hw_counters are read from the sysfs root the doctor is given", async () => {

@@ -67,6 +67,16 @@ export const LIBC_SYMBOLS = {
   free: { parameters: ["pointer"], result: "void" },
   /** char *if_indextoname(unsigned int ifindex, char *ifname); */
   if_indextoname: { parameters: ["u32", "buffer"], result: "pointer" },
+  /** int socket(int domain, int type, int protocol); */
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  /** int setsockopt(int sockfd, int level, int optname, const void *optval, socklen_t optlen); */
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  /** int connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen); */
+  connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  /** ssize_t send(int sockfd, const void *buf, size_t len, int flags); */
+  send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  /** ssize_t recv(int sockfd, void *buf, size_t len, int flags); */
+  recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
   /** int *__errno_location(void); */
   __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -86,6 +96,25 @@ export const POLLIN = 1;
 export const EFD_NONBLOCK = 0o4000;
 export const EFD_CLOEXEC = 0o2000000;
 export const EAGAIN = 11;
+/** errnos the ICMP echo probe tells apart. */
+export const EPERM = 1;
+export const EACCES = 13;
+export const EMSGSIZE = 90;
+/** Socket domains, types, protocols and options of <sys/socket.h>/<netinet/in.h> (x86_64 Linux). */
+export const AF_INET = 2;
+export const AF_INET6 = 10;
+export const SOCK_DGRAM = 2;
+export const SOCK_RAW = 3;
+export const SOCK_NONBLOCK = 0o4000;
+export const SOCK_CLOEXEC = 0o2000000;
+export const IPPROTO_ICMP = 1;
+export const IPPROTO_ICMPV6 = 58;
+export const SOL_IP = 0;
+export const SOL_IPV6 = 41;
+export const IP_MTU_DISCOVER = 10;
+export const IPV6_MTU_DISCOVER = 23;
+/** Never fragment, set DF (IPv4); the same value for IPV6_MTU_DISCOVER. */
+export const IP_PMTUDISC_DO = 2;
 /** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
 export const DIRENT_D_NAME = 19;
 

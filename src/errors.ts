@@ -62,6 +62,7 @@ export const ERRNO_NAMES: Readonly<Record<number, string>> = {
   28: "ENOSPC",
   38: "ENOSYS",
   61: "ENODATA",
+  90: "EMSGSIZE",
   95: "EOPNOTSUPP",
   98: "EADDRINUSE",
   99: "EADDRNOTAVAIL",

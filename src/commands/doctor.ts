@@ -23,16 +23,28 @@ Host: nvme-fabrics and nvme-rdma loaded or installed, /dev/nvme-fabrics, the hos
 files (present and paired), ib_uverbs and rdma_ucm for user-space RDMA.
 Fabric: an RDMA device, each port ACTIVE and LINK_UP, the RoCE active MTU against the netdev MTU
 (9000 gives 4096, 1500 caps RoCE at 1024), PFC/ECN where the kernel shows them.
-Target (when nvmet is loaded here, or --role target): configfs, nvmet and nvmet-rdma, every rdma
-port's address on an RDMA netdev and a subsystem linked (the link enables the port), enabled
-namespaces, allow_any_host; with -n, the subsystem on the port for -a/-s and the host allowed.
-Reachability (with -a): the route leaves through an RDMA netdev, the local address has a RoCE v2
-GID, and an NVMe/RDMA admin-queue connect request (the one a Linux host sends) tells whether a
-target listens: accepted or an NVMe/RDMA reject means yes; reject reason 8 or UNREACHABLE means
-nothing listens there; ADDR_ERROR/ROUTE_ERROR mean no route or no RDMA device; no answer means
-dropped packets. With -n as well, the kernel initiator connects for real (one I/O queue) and is
-disconnected at once; its errno and kernel log are translated (host not allowed, subsystem not
-on that port …).
+Role: without --role, the local nvmet tree is checked only when -a is an address of this
+machine (or no -a is given); a compute node that has nvmet loaded for other reasons is checked
+as an initiator only, the target being the other machine. The first line says which role and why.
+Target (role both with nvmet loaded here, or --role target): configfs, nvmet and nvmet-rdma,
+every rdma port's address on an RDMA netdev and a subsystem linked (the link enables the port),
+enabled namespaces, allow_any_host; with -n, the subsystem on the port for -a/-s and the host allowed.
+Reachability (with -a), from this host's side:
+  address    ICMP echo (a ping socket, DF set) and the ARP entry: no route, or no ARP answer,
+             is "target unreachable"
+  route/GID  the route leaves through an RDMA netdev; the local address has a RoCE v2 GID
+  listener   the NVMe/RDMA admin-queue connect request a Linux host sends: accepted or an
+             NVMe/RDMA reject means a target listens; reject reason 8 or UNREACHABLE means
+             nothing listens there ("target up but nothing listening" when it answers IP)
+  roce_v2    the address answers IP but the CM never replies, twice: UDP 4791 (RoCE v2) is
+             dropped by a firewall; TCP 4420 is the CM's service id, not a RoCE port
+  path_mtu   DF echoes at the netdev MTU, 1500 and 1120: a reply in fragments or no reply to
+             the large one means the target's side carries less; names each side's RoCE MTU
+             and which MTU to change
+  loss       the RDMA port's hw_counters around 32 Identify Controller transfers from the
+             discovery controller: sequence errors or retries mean the fabric is not lossless
+With -n as well, the kernel initiator connects for real (one I/O queue) and is disconnected at
+once; its errno and kernel log are translated (host not allowed, subsystem not on that port …).
 
 Roots can be moved for tests: --configfs, NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME,
 NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
@@ -66,8 +78,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     role: {
       type: "string",
       value: "ROLE",
-      description:
-        "initiator, target or both (default both; target checks are skipped without nvmet)",
+      description: "initiator, target or both (default: both when -a is local or absent)",
     },
     timeout: {
       type: "string",
@@ -77,15 +88,15 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   },
   examples: [
     "nvmeof doctor   # this host only: modules, identity, RDMA ports, MTU, local target",
-    "nvmeof doctor -a 10.0.0.2   # and whether an NVMe/RDMA target listens at 10.0.0.2:4420",
+    "nvmeof doctor -a 10.0.0.2   # from a compute node: is 10.0.0.2 up, RoCE v2 open, the MTU matched, a target listening",
     "nvmeof doctor -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # and connect for real",
     "nvmeof doctor --role target -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -q HOSTNQN   # on the target: is that host allowed, on which port",
     "nvmeof doctor -a 10.0.0.2 -s 4421 -o json   # the same as data",
   ],
   async run(ctx) {
     const v = ctx.values;
-    const role = (v.role as string | undefined) ?? "both";
-    if (!(ROLES as readonly string[]).includes(role)) {
+    const role = v.role as string | undefined;
+    if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {
       throw new UsageError(`--role must be initiator, target or both, not '${role}'.`);
     }
     const traddr = v.traddr === undefined
@@ -105,7 +116,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
       });
     }
     const report = await runDoctor(doctorPaths(ctx.global.configfs), {
-      role: role as DoctorReport["role"],
+      role: role as DoctorReport["role"] | undefined,
       traddr,
       trsvcid,
       nqn,

@@ -26,6 +26,8 @@ export function check(id: string, status: CheckStatus, seen: string, fix?: strin
 /** The whole report. */
 export interface DoctorReport {
   role: "initiator" | "target" | "both";
+  /** Why that role: --role, or whether -a is an address of this machine. */
+  role_reason: string;
   traddr?: string;
   trsvcid: string;
   nqn?: string;
@@ -45,7 +47,7 @@ export function summarize(checks: Check[]): Record<CheckStatus, number> {
 /** The text of a report: one line per check, `fix:` under anything not ok, then the verdict. */
 export function reportText(r: DoctorReport): string {
   const width = Math.max(...r.checks.map((c) => c.id.length), 10);
-  const lines: string[] = [];
+  const lines: string[] = [`role: ${r.role} (${r.role_reason})`];
   for (const c of r.checks) {
     lines.push(`${c.status.padEnd(4)}  ${c.id.padEnd(width)}  ${c.seen}`);
     if (c.fix) lines.push(`${" ".repeat(6 + width)}  fix: ${c.fix}`);

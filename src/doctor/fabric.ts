@@ -222,6 +222,7 @@ export function gidCheck(d: Devices, ip: string | undefined, how: string): Check
 export interface RouteView {
   type?: string;
   dev?: string;
+  gateway?: string;
   prefsrc?: string;
   error?: string;
 }
@@ -237,7 +238,7 @@ export async function routeTo(addr: string): Promise<RouteView> {
     const d = new TextDecoder();
     if (!out.success) return { error: d.decode(out.stderr).trim() || `ip exited ${out.code}` };
     const r = JSON.parse(d.decode(out.stdout))[0] ?? {};
-    return { type: r.type, dev: r.dev, prefsrc: r.prefsrc };
+    return { type: r.type, dev: r.dev, prefsrc: r.prefsrc, gateway: r.gateway };
   } catch (err) {
     return { error: (err as Error).message };
   }

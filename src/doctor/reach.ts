@@ -60,6 +60,8 @@ export interface ProbeOutcome {
   src?: { addr: string; device: string; port: number };
   /** The wait bound when event is TIMEOUT. */
   timeoutMs?: number;
+  /** Connect requests sent in all (the doctor repeats one met by silence). */
+  attempts?: number;
   /** A local failure (no librdmacm, no rdma_cm device …) before anything was sent. */
   localError?: string;
 }

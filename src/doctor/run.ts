@@ -19,13 +19,19 @@ import {
 import { hostChecks } from "./host.ts";
 import { kernelConnectCheck } from "./kernel_connect.ts";
 import type { DoctorPaths } from "./paths.ts";
-import { classifyProbe, probeNvmeRdma } from "./reach.ts";
+import { probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
+import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
+import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
+import { lossCheck, readHwCounters, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
 import { targetChecks } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
+import { chooseRole, type Role } from "./role.ts";
+import { localAddresses } from "../net/address.ts";
 
 /** What to check. */
 export interface DoctorOptions {
-  role: "initiator" | "target" | "both";
+  /** --role; absent: chosen from whether -a is an address of this machine. */
+  role?: Role;
   traddr?: string;
   trsvcid: string;
   nqn?: string;
@@ -45,11 +51,101 @@ export function readDevices(): Devices {
   }
 }
 
+/** Sends the CM probe; once more when it met silence (a lost CM packet is not a blocked port). */
+async function probeTwice(traddr: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+  const first = await probeNvmeRdma(traddr, port, { timeoutMs });
+  if (!noCmReply(first)) return first;
+  return { ...await probeNvmeRdma(traddr, port, { timeoutMs }), attempts: 2 };
+}
+
+/** Route, IP answer, GID, RoCE v2, listener, path MTU and loss towards -a. */
+async function reachChecks(
+  paths: DoctorPaths,
+  devices: Devices,
+  o: DoctorOptions & { traddr: string },
+): Promise<Check[]> {
+  const checks: Check[] = [];
+  const route = await routeTo(o.traddr);
+  checks.push(routeCheck(devices, o.traddr, route));
+  const ip0 = await observeIp(o.traddr, route, o);
+  let probe: ProbeOutcome | undefined;
+  let probeError: string | undefined;
+  try {
+    probe = "devices" in devices
+      ? await probeTwice(o.traddr, Number(o.trsvcid), o.timeoutMs)
+      : undefined;
+  } catch (err) {
+    probeError = (err as Error).message;
+  }
+  const ip = withNeighbour(paths, ip0);
+  checks.push(addressCheck(ip));
+  const local = probe?.src?.addr ?? (route.type === "local" ? o.traddr : route.prefsrc);
+  checks.push(gidCheck(
+    devices,
+    local,
+    probe?.src ? "chosen by RDMA-CM address resolution" : "from the IP route",
+  ));
+  checks.push(roceV2Check(probe, ip));
+  checks.push(
+    probe ? listenerCheck(probe, ip) : check(
+      "reach.listener",
+      "skip",
+      probeError
+        ? `could not run the RDMA-CM probe: ${probeError}`
+        : "no RDMA device here, so no RDMA-CM connect request could be sent",
+    ),
+  );
+  checks.push(
+    route.type === "local"
+      ? check(
+        "reach.path_mtu",
+        "skip",
+        `${o.traddr} is this host's own address: no path to measure`,
+      )
+      : pathMtuCheck(await observeMtu(paths, devices, ip, o), ip),
+  );
+  if (probe?.event === "ESTABLISHED" && probe.src) {
+    checks.push(await lossAfterTransfer(paths, o, probe.src, route.dev));
+  } else {
+    checks.push(check("reach.loss", "skip", "no NVMe/RDMA target accepted a connect: no transfer"));
+  }
+  return checks;
+}
+
+/** Reads the probe port's hw_counters around a short transfer. */
+async function lossAfterTransfer(
+  paths: DoctorPaths,
+  o: DoctorOptions & { traddr: string },
+  src: { device: string; port: number },
+  netdev: string | undefined,
+): Promise<Check> {
+  const files = await readHostFiles(paths).catch(() => undefined);
+  const hostid = o.hostid ?? files?.hostid ?? crypto.randomUUID();
+  const hostnqn = o.hostnqn ?? files?.hostnqn ?? `nqn.2014-08.org.nvmexpress:uuid:${hostid}`;
+  const before = readHwCounters(paths, src.device, src.port);
+  const t = await transferProbe(o.traddr, Number(o.trsvcid), {
+    hostnqn,
+    hostid,
+    timeoutMs: o.timeoutMs,
+    rounds: TRANSFER_ROUNDS,
+  });
+  const after = readHwCounters(paths, src.device, src.port);
+  return lossCheck(before, after, {
+    dev: src.device,
+    port: src.port,
+    netdev,
+    transfer: `${TRANSFER_ROUNDS} Identify Controller transfers (4 KiB each) from the discovery ` +
+      "controller",
+    transferError: t.error && `it stopped after ${t.done}: ${t.error}`,
+  });
+}
+
 /** Runs every check that applies to `o`. */
 export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<DoctorReport> {
   const checks: Check[] = [];
-  const initiator = o.role !== "target";
-  const target = o.role !== "initiator";
+  const { role, reason } = chooseRole(o.role, o.traddr, localAddresses());
+  const initiator = role !== "target";
+  const target = role !== "initiator";
   if (initiator) checks.push(...await hostChecks(paths));
 
   const devices = readDevices();
@@ -74,7 +170,7 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       trsvcid: o.trsvcid,
       nqn: o.nqn,
       hostnqn,
-    }, o.role === "target"));
+    }, role === "target"));
     checks.push(...await listeningChecks(paths, devices, o.timeoutMs));
   }
 
@@ -86,32 +182,7 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       "nvmeof doctor -a TARGET_ADDR [-s 4420] [-n NQN]",
     ));
   } else if (initiator) {
-    const route = await routeTo(o.traddr);
-    checks.push(routeCheck(devices, o.traddr, route));
-    let probe;
-    let probeError: string | undefined;
-    try {
-      probe = "devices" in devices
-        ? await probeNvmeRdma(o.traddr, Number(o.trsvcid), { timeoutMs: o.timeoutMs })
-        : undefined;
-    } catch (err) {
-      probeError = (err as Error).message;
-    }
-    const local = probe?.src?.addr ?? (route.type === "local" ? o.traddr : route.prefsrc);
-    checks.push(gidCheck(
-      devices,
-      local,
-      probe?.src ? "chosen by RDMA-CM address resolution" : "from the IP route",
-    ));
-    checks.push(
-      probe ? classifyProbe(probe) : check(
-        "reach.listener",
-        "skip",
-        probeError
-          ? `could not run the RDMA-CM probe: ${probeError}`
-          : "no RDMA device here, so no RDMA-CM connect request could be sent",
-      ),
-    );
+    checks.push(...await reachChecks(paths, devices, { ...o, traddr: o.traddr }));
     if (o.nqn) {
       try {
         const id = await resolveHostIdentity({ hostnqn: o.hostnqn, hostid: o.hostid }, paths);
@@ -139,7 +210,8 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
     }
   }
   return {
-    role: o.role,
+    role,
+    role_reason: reason,
     ...(o.traddr ? { traddr: o.traddr } : {}),
     trsvcid: o.trsvcid,
     ...(o.nqn ? { nqn: o.nqn } : {}),

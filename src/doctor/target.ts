@@ -168,6 +168,15 @@ export function targetChecks(
     ));
     return out;
   }
+  if (!required && tree.ports.length === 0 && tree.subsystems.length === 0) {
+    out.push(check(
+      "target.nvmet",
+      "skip",
+      `nvmet is loaded but configures no port and no subsystem: no target on this host ` +
+        "(use --role target to require one)",
+    ));
+    return out;
+  }
   out.push(check("target.nvmet", "ok", `nvmet is loaded (${paths.configfs}/nvmet)`));
   const rdmaPorts = tree.ports.filter((p) => p.attr.addr_trtype === "rdma");
   const enabledRdma = rdmaPorts.some((p) => p.subsystems.length > 0);

@@ -191,3 +191,33 @@ Deno.test("doctor --role target -a -n -q: the subsystem is not on the wildcard p
     "no probe in the target role",
   );
 });
+
+Deno.test("doctor -a REMOTE without --role: the local nvmet tree is not taken for the target's", async () => {
+  await using d = await tempDir();
+  const f = await fixture(d.path);
+  // 192.0.2.1 (TEST-NET-1) is no address of this machine.
+  const r = await nvmeof(
+    ["doctor", "--configfs", f.configfs, "-a", "192.0.2.1", "--timeout", "200"],
+    { env: f.env },
+  );
+  assert.match(
+    r.stdout,
+    /^role: initiator \(192\.0\.2\.1 is not an address of this machine: the target is checked from this host's side only/,
+  );
+  assert.doesNotMatch(r.stdout, /^\w+\s+target\./m);
+  assert.doesNotMatch(r.stdout, /no rdma port in|does not exist on this target/);
+});
+
+Deno.test("doctor -a LOCAL without --role checks the local target too, and says why", async () => {
+  await using d = await tempDir();
+  const f = await fixture(d.path);
+  const r = await nvmeof(
+    ["doctor", "--configfs", f.configfs, "-a", "127.0.0.1", "--timeout", "200", "-o", "json"],
+    { env: f.env },
+  );
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.role, "both");
+  assert.equal(j.role_reason, "127.0.0.1 is an address of this machine (lo): the target is here");
+  const port = j.checks.find((c: { id: string }) => c.id === "target.port.1.enabled");
+  assert.equal(port.status, "fail");
+});

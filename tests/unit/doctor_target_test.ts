@@ -193,3 +193,16 @@ Deno.test("target: no enabled namespace warns; no nvmet is a skip unless the tar
     "fail",
   );
 });
+
+Deno.test("target: an empty nvmet tree (loaded, nothing configured) is no target unless required", async () => {
+  await using d = await tempDir();
+  const paths = await nvmet(d.path, { subsystems: [], ports: [] });
+  const optional = targetChecks(paths, DEVS, { trsvcid: "4420", nqn: SUB }, false);
+  assert.deepEqual(optional.filter((c) => c.id !== "target.configfs").map((c) => c.status), [
+    "skip",
+  ]);
+  assert.match(byId(optional, "target.nvmet").seen, /configures no port and no subsystem/);
+  const required = targetChecks(paths, DEVS, { trsvcid: "4420", nqn: SUB }, true);
+  assert.equal(byId(required, "target.ports").status, "fail");
+  assert.equal(byId(required, "target.expect.subsystem").status, "fail");
+});

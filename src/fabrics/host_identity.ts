@@ -203,8 +203,16 @@ export async function generateHostFiles(paths: FabricsPaths): Promise<GenerateRe
         kept.push(path);
         continue;
       }
-      // createNew: never replace a file that appeared meanwhile.
-      await Deno.writeTextFile(path, value + "\n", { createNew: true, mode: 0o644 });
+      // createNew: never replace a file that appeared meanwhile. Flushed with its directory: an
+      // identity lost to a power cut would come back as a new host the targets do not know.
+      {
+        using f = await Deno.open(path, { write: true, createNew: true, mode: 0o644 });
+        const bytes = new TextEncoder().encode(value + "\n");
+        for (let off = 0; off < bytes.length;) off += await f.write(bytes.subarray(off));
+        await f.sync();
+      }
+      using d = await Deno.open(paths.etcNvme, { read: true });
+      await d.sync();
       written.push(path);
     }
   } catch (err) {

@@ -8,6 +8,7 @@
  * string's names. Secrets are never stored here, only the path of the file holding them.
  */
 import { FailureError, UsageError } from "../errors.ts";
+import { syncDir } from "./durable.ts";
 import {
   checkAddress,
   checkDhchapSecret,
@@ -258,6 +259,7 @@ export async function saveConnections(file: string, list: SavedConnection[]): Pr
     });
   }
   await Deno.rename(tmp, file);
+  syncDir(dir);
 }
 
 /** Adds entries not already saved; returns the new list and which of `add` were new. */

@@ -10,6 +10,7 @@
 import { FailureError } from "../errors.ts";
 import type { PersistPaths } from "./paths.ts";
 import type { SelfPath } from "./self.ts";
+import { syncDir, writeDurableSync } from "./durable.ts";
 
 /** The unit that runs `target up` at boot and `target down` at shutdown. */
 export const TARGET_UNIT = "nvmeof-target.service";
@@ -168,10 +169,7 @@ async function systemctl(args: string[]): Promise<void> {
 }
 
 function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${Deno.pid}`;
-  Deno.writeTextFileSync(tmp, text, { mode: 0o644 });
-  Deno.chmodSync(tmp, 0o644);
-  Deno.renameSync(tmp, path);
+  writeDurableSync(path, text, 0o644);
 }
 
 function fsError(what: string, path: string, err: unknown): FailureError {
@@ -218,6 +216,7 @@ export async function installUnit(
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }
     Deno.symlinkSync(unitFile, wantsLink);
+    syncDir(wantsDir);
   } catch (err) {
     throw fsError("enable the unit with the link", wantsLink, err);
   }

@@ -97,14 +97,20 @@ Deno.test("target up serves two subsystems across the wire: nvme-cli on host1 di
   await withCleanup(async (defer) => {
     clearAll(defer);
     const hostnqn = await hostnqnOf("host1");
-    const dev = { a: await nullb("fnb_a", defer), b: await nullb("fnb_b", defer), disk: "/dev/vdb" };
+    const dev = {
+      a: await nullb("fnb_a", defer),
+      b: await nullb("fnb_b", defer),
+      disk: "/dev/vdb",
+    };
     await writeOnTarget("/etc/nvmeof/t1.yaml", stringify(spec(hostnqn, dev)));
 
     const up = await nvmeofOn("target", ["target", "up", "-f", "/etc/nvmeof/t1.yaml"]);
     assert.equal(up.code, 0, up.stderr);
     assert.match(up.stdout, /^Apply the spec with \d+ step/);
 
-    const disc = JSON.parse(await must("host1", `nvme discover -t rdma -a ${ADDR} -s 4420 -o json`));
+    const disc = JSON.parse(
+      await must("host1", `nvme discover -t rdma -a ${ADDR} -s 4420 -o json`),
+    );
     const subs = (disc.records as { subtype: string; subnqn: string; trtype: string }[])
       .filter((r) => r.subtype === "nvme subsystem");
     assert.deepEqual(subs.map((r) => r.subnqn).sort(), [SUB1, SUB2]);
@@ -129,7 +135,10 @@ Deno.test("target up serves two subsystems across the wire: nvme-cli on host1 di
     const down = await nvmeofOn("target", ["target", "down", "-f", "/etc/nvmeof/t1.yaml"]);
     assert.equal(down.code, 0, down.stderr);
     assert.equal(
-      await must("target", `ls ${NVMET}/hosts ${NVMET}/subsystems ${NVMET}/ports | grep -v : | grep .; true`),
+      await must(
+        "target",
+        `ls ${NVMET}/hosts ${NVMET}/subsystems ${NVMET}/ports | grep -v : | grep .; true`,
+      ),
       "",
     );
   });
@@ -139,7 +148,11 @@ Deno.test("changing one subsystem's namespace on the target leaves host1 connect
   await withCleanup(async (defer) => {
     clearAll(defer);
     const hostnqn = await hostnqnOf("host1");
-    const dev = { a: await nullb("fnb_c", defer), b: await nullb("fnb_d", defer), disk: "/dev/vdb" };
+    const dev = {
+      a: await nullb("fnb_c", defer),
+      b: await nullb("fnb_d", defer),
+      disk: "/dev/vdb",
+    };
     const s = spec(hostnqn, dev);
     await writeOnTarget("/etc/nvmeof/t2.yaml", stringify(s));
     const up = await nvmeofOn("target", ["target", "up", "-f", "/etc/nvmeof/t2.yaml"]);
@@ -184,7 +197,11 @@ Deno.test("an unknown device and an address the storage server does not have are
   await withCleanup(async (defer) => {
     clearAll(defer);
     const hostnqn = await hostnqnOf("host1");
-    const dev = { a: await nullb("fnb_f", defer), b: await nullb("fnb_g", defer), disk: "/dev/vdb" };
+    const dev = {
+      a: await nullb("fnb_f", defer),
+      b: await nullb("fnb_g", defer),
+      disk: "/dev/vdb",
+    };
     const s = spec(hostnqn, dev);
     await writeOnTarget("/etc/nvmeof/t3.yaml", stringify(s));
     assert.equal((await nvmeofOn("target", ["target", "up", "-f", "/etc/nvmeof/t3.yaml"])).code, 0);
@@ -235,7 +252,10 @@ Deno.test("the one-line form exports a device that nvme-cli on host1 connects to
     const args = ["target", "up", "--nqn", SUB1, "--device", dev, "--traddr", ADDR];
     const up = await nvmeofOn("target", [...args, "--allow-host", hostnqn]);
     assert.equal(up.code, 0, up.stderr);
-    assert.match((await nvmeofOn("target", [...args, "--allow-host", hostnqn])).stdout, /^No changes/);
+    assert.match(
+      (await nvmeofOn("target", [...args, "--allow-host", hostnqn])).stdout,
+      /^No changes/,
+    );
     await nvmeConnect(SUB1);
     await roundTripIo(await hostDevice(SUB1, 1), 0);
     await must("host1", `nvme disconnect -n ${SUB1}`);

@@ -67,6 +67,16 @@ export const LIBC_SYMBOLS = {
   free: { parameters: ["pointer"], result: "void" },
   /** char *if_indextoname(unsigned int ifindex, char *ifname); */
   if_indextoname: { parameters: ["u32", "buffer"], result: "pointer" },
+  /** int socket(int domain, int type, int protocol); */
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  /** int bind(int sockfd, const struct sockaddr *addr, socklen_t addrlen); */
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  /** int setsockopt(int sockfd, int level, int optname, const void *optval, socklen_t optlen); */
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  /** ssize_t send(int sockfd, const void *buf, size_t len, int flags); */
+  send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
+  /** ssize_t recv(int sockfd, void *buf, size_t len, int flags); */
+  recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
   /** int *__errno_location(void); */
   __errno_location: { parameters: [], result: "pointer" },
 } as const satisfies Deno.ForeignLibraryInterface;
@@ -86,6 +96,14 @@ export const POLLIN = 1;
 export const EFD_NONBLOCK = 0o4000;
 export const EFD_CLOEXEC = 0o2000000;
 export const EAGAIN = 11;
+/** Socket constants of <sys/socket.h> and <linux/netlink.h> (x86_64 Linux). */
+export const AF_NETLINK = 16;
+export const SOCK_RAW = 3;
+export const SOCK_CLOEXEC = 0o2000000;
+export const SOL_SOCKET = 1;
+export const SO_RCVTIMEO = 20;
+/** The netlink protocol of the RDMA subsystem (<linux/netlink.h>). */
+export const NETLINK_RDMA = 20;
 /** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
 export const DIRENT_D_NAME = 19;
 

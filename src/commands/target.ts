@@ -8,8 +8,8 @@ import { FailureError, UsageError } from "../errors.ts";
 import { targetDisableCommand, targetEnableCommand } from "./target_enable.ts";
 import { targetSchemaCommand } from "./target_schema.ts";
 import { applyPlan } from "../target/apply.ts";
-import { connectedHosts } from "../target/connected.ts";
-import { lockTarget, openNvmet, requireRoot } from "../target/env.ts";
+import { kernelSourceOptions, kernelSources, refuseWhileConnected } from "../target/connected.ts";
+import { lockTarget, openNvmet, requireRoot, standinMode } from "../target/env.ts";
 import { describeStep, planDown, planUp, type Step, stepData } from "../target/plan.ts";
 import { nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
@@ -240,17 +240,9 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     prune: v.prune === true,
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
-  const busy = steps.filter((s) => s.op === "rmdir" && /^subsystems\/[^/]+$/.test(s.path))
-    .flatMap((s) =>
-      connectedHosts(s.path.slice(11)).map((h) => `'${s.path.slice(11)}' (host '${h}')`)
-    );
-  if (busy.length && v.force !== true && !dryRun) {
-    throw new FailureError(
-      `Hosts are still connected to subsystems --prune would remove: ${
-        busy.join(", ")
-      }; nothing was changed.`,
-      { hint: "Disconnect them first (nvme disconnect -n NQN on the host), or pass --force." },
-    );
+  if (v.force !== true && !dryRun) {
+    const sources = kernelSources(kernelSourceOptions(standinMode()));
+    refuseWhileConnected(live, steps, { sources, doer: "--prune", note: ctx.note });
   }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, {
@@ -388,23 +380,9 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
   const io = openNvmet(ctx.global.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all, spec });
-  const removed = new Set(
-    steps.filter((s) => s.op === "rmdir" && /^subsystems\/[^/]+$/.test(s.path)).map((s) =>
-      s.path.slice(11)
-    ),
-  );
-  const busy = [...removed].flatMap((nqn) =>
-    connectedHosts(nqn).map((h) => `'${nqn}' (host '${h}')`)
-  );
-  if (busy.length && v.force !== true && v["dry-run"] !== true) {
-    throw new FailureError(
-      `Hosts are still connected to subsystems this would remove: ${
-        busy.join(", ")
-      }; nothing was changed.`,
-      {
-        hint: "Disconnect them first (nvme disconnect -n NQN on the host), or pass --force.",
-      },
-    );
+  if (v.force !== true && v["dry-run"] !== true) {
+    const sources = kernelSources(kernelSourceOptions(standinMode()));
+    refuseWhileConnected(live, steps, { sources, note: ctx.note });
   }
   if (v["dry-run"] !== true && steps.length) applyPlan(io!, steps);
   const data: PlanResult = {

@@ -21,7 +21,7 @@ function write(fd: typeof Deno.stdout, text: string): void {
 export async function main(argv: string[]): Promise<number> {
   const verbose = argv.includes("--verbose");
   try {
-    const inv = parseInvocation(argv, COMMANDS);
+    const inv = await parseInvocation(argv, COMMANDS);
     if (inv.version && !inv.command) {
       const info = versionInfo();
       write(

@@ -2,7 +2,20 @@
 # Shared by the project's scripts: where things live, the pinned toolchain, and the one list of
 # permission flags that both the source launcher and the compiled binary get.
 
-NVMEOF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# NVMEOF_ROOT: the checkout, the parent of this file's directory, as an absolute path. Every run of
+# scripts/nvmeof sources this file, so a plain path (/abs/scripts, scripts) is handled without a
+# fork, which costs milliseconds under the lab guest's emulation; anything else goes through cd.
+_nvmeof_scripts=${BASH_SOURCE[0]%/*}
+[ "$_nvmeof_scripts" = "${BASH_SOURCE[0]}" ] && _nvmeof_scripts=.
+_nvmeof_scripts=${_nvmeof_scripts#./}
+[[ $_nvmeof_scripts == /* ]] || _nvmeof_scripts=$PWD/$_nvmeof_scripts
+if [[ $_nvmeof_scripts == ?*/scripts && $_nvmeof_scripts != *//* && $_nvmeof_scripts != */./* &&
+  $_nvmeof_scripts != */../* ]]; then
+  NVMEOF_ROOT=${_nvmeof_scripts%/scripts}
+else
+  NVMEOF_ROOT=$(cd "$_nvmeof_scripts/.." && pwd)
+fi
+unset _nvmeof_scripts
 DENO_VERSION=2.9.6
 NVMEOF_TOOLS="${NVMEOF_TOOLS:-$NVMEOF_ROOT/.tools}"
 # Deno's module cache lives with the checkout, so the lab guest (which sees this tree read-only)
@@ -16,17 +29,23 @@ export DENO_NO_PROMPT=1
 # and libc through FFI. Deno 2 grants paths under /dev, /proc and /sys only with --allow-all
 # ("Requires all access"), and FFI can reach anything anyway, so finer flags would only pretend.
 NVMEOF_PERMS=(--allow-all)
+# The other flags of `deno run` for nvmeof from source: no prompt, no network, the lock file as is.
+# --unstable-lazy-dynamic-imports: Deno reads a module behind `import("./x.ts")` when the import
+# runs, not before start-up; nvmeof loads each command's module that way, so `nvmeof --version`
+# does not read the modules of every command first (the compiled binary loads them lazily anyway).
+NVMEOF_RUN_FLAGS=(--quiet --no-prompt --cached-only --frozen --unstable-lazy-dynamic-imports)
+
+# find_deno sets $deno to the path of the pinned Deno (NVMEOF_DENO when set), installing nothing;
+# it fails when there is none. No subshell: the launcher calls it on every run.
+find_deno() {
+  deno=${NVMEOF_DENO:-$NVMEOF_TOOLS/npm/node_modules/@deno/linux-x64-glibc/deno}
+  [ -n "${NVMEOF_DENO:-}" ] || [ -x "$deno" ]
+}
 
 # deno_bin prints the path of the pinned Deno, installing nothing.
 deno_bin() {
-  local d="$NVMEOF_TOOLS/npm/node_modules/@deno/linux-x64-glibc/deno"
-  if [ -n "${NVMEOF_DENO:-}" ]; then
-    printf '%s\n' "$NVMEOF_DENO"
-  elif [ -x "$d" ]; then
-    printf '%s\n' "$d"
-  else
-    return 1
-  fi
+  local deno
+  find_deno && printf '%s\n' "$deno"
 }
 
 die() {

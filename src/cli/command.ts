@@ -1,6 +1,7 @@
 /**
- * The shape of a command-table row. Every verb of nvmeof is one `Command`, listed in
- * src/commands/mod.ts; main.ts parses flags against the row, calls `run`, and renders the result.
+ * The shape of a command-table row. Every verb of nvmeof is one `CommandEntry`, listed in
+ * src/commands/mod.ts; main.ts finds the row named in argv, loads it into a `Command`, parses flags
+ * against it, calls `run`, and renders the result.
  */
 
 /** One flag of a command, in `node:util` parseArgs terms plus help text. */
@@ -47,11 +48,8 @@ export interface CommandResult<T = unknown> {
   exitCode?: number;
 }
 
-/** A row of the command table. */
-export interface Command {
-  name: string;
-  /** One line for the listing in `nvmeof help`. */
-  summary: string;
+/** What a command's module defines: its flags, help and `run`. Its name and summary are the table's. */
+export interface CommandDetails {
   /** Arguments after the flags, as shown in the usage line (`<nqn>`). */
   args?: string;
   /** Paragraphs after the usage line. */
@@ -61,7 +59,48 @@ export interface Command {
   outputs?: string[];
   /** Worked examples, each a command line, optionally followed by `  # what it does`. */
   examples?: string[];
-  subcommands?: Command[];
   /** Absent for a command that only groups subcommands. */
   run?: (ctx: RunContext) => Promise<CommandResult>;
+}
+
+/** What the table says of a command without loading its module: enough for `nvmeof help`. */
+export interface CommandListing {
+  name: string;
+  /** One line for the listing in `nvmeof help`. */
+  summary: string;
+  subcommands?: CommandListing[];
+}
+
+/**
+ * A row of the command table (src/commands/mod.ts): name, summary, subcommands, and `load`, which
+ * imports the command's module only when the command runs or its help is asked for, so that
+ * `nvmeof --version` loads no command module and `nvmeof list` loads only list's.
+ */
+export interface CommandEntry extends CommandListing {
+  subcommands?: CommandEntry[];
+  load(): Promise<CommandDetails>;
+}
+
+/** A row with its module loaded (and its subcommands'): what help, completions and main use. */
+export interface Command extends CommandListing, CommandDetails {
+  subcommands?: Command[];
+}
+
+/** Loads a row's module and its subcommands' modules. */
+export async function loadCommand(entry: CommandEntry): Promise<Command> {
+  const [details, subcommands] = await Promise.all([
+    entry.load(),
+    entry.subcommands ? loadCommands(entry.subcommands) : undefined,
+  ]);
+  return {
+    ...details,
+    name: entry.name,
+    summary: entry.summary,
+    ...(subcommands ? { subcommands } : {}),
+  };
+}
+
+/** Loads every row of a table (for completions, and tests over the whole table). */
+export function loadCommands(entries: CommandEntry[]): Promise<Command[]> {
+  return Promise.all(entries.map(loadCommand));
 }

@@ -1,4 +1,4 @@
-import type { Command, OptionSpec } from "./command.ts";
+import type { Command, CommandListing, OptionSpec } from "./command.ts";
 import { GLOBAL_OPTIONS } from "./global.ts";
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
@@ -47,8 +47,8 @@ export function commandHelp(cmd: Command, path: string[]): string {
   return out.join("\n").trimEnd() + "\n";
 }
 
-/** The top-level help: every command of the table. */
-export function topHelp(commands: Command[], version: string): string {
+/** The top-level help: every command of the table (names and summaries: no module is loaded). */
+export function topHelp(commands: CommandListing[], version: string): string {
   const out = [
     `nvmeof ${version}: NVMe over Fabrics with RDMA, from one binary.`,
     "",

@@ -1,5 +1,11 @@
-import { parseArgs } from "node:util";
-import type { Command, GlobalOptions, OptionSpec, OptionValues } from "./command.ts";
+import {
+  type Command,
+  type CommandEntry,
+  type GlobalOptions,
+  loadCommand,
+  type OptionSpec,
+  type OptionValues,
+} from "./command.ts";
 import { GLOBAL_OPTIONS } from "./global.ts";
 import { UsageError } from "../errors.ts";
 
@@ -23,23 +29,28 @@ const valueTaking = new Set(
 );
 
 /**
- * Finds the command (and subcommand) named in argv, then parses every flag strictly against that
- * command's options plus the global ones. Unknown flags, missing values and stray arguments are
- * usage errors that name the command to ask for help.
+ * Finds the command (and subcommand) named in argv and loads its module (only that one), then
+ * parses every flag strictly against that command's options plus the global ones. Unknown flags,
+ * missing values and stray arguments are usage errors that name the command to ask for help.
  */
-export function parseInvocation(argv: string[], commands: Command[]): Invocation {
+export async function parseInvocation(
+  argv: string[],
+  commands: CommandEntry[],
+): Promise<Invocation> {
   const rest: string[] = [];
   const path: string[] = [];
-  let command: Command | undefined;
-  let table: Command[] | undefined = commands;
+  let entry: CommandEntry | undefined;
+  let table: CommandEntry[] | undefined = commands;
   let version = false;
+  /** The first word that named no subcommand of a command that has some. */
+  let stray: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--") {
       rest.push(...argv.slice(i));
       break;
     }
-    if (arg === "--version" && !command) {
+    if (arg === "--version" && !entry) {
       version = true;
       continue;
     }
@@ -50,44 +61,36 @@ export function parseInvocation(argv: string[], commands: Command[]): Invocation
       continue;
     }
     if (table) {
-      const found: Command | undefined = table.find((c) => c.name === arg);
+      const found: CommandEntry | undefined = table.find((c) => c.name === arg);
       if (found) {
-        command = found;
+        entry = found;
         path.push(arg);
         table = found.subcommands;
         continue;
       }
-      if (!command) {
+      if (!entry) {
         throw new UsageError(`Unknown command '${arg}'.`, {
           hint: `Run 'nvmeof help' to list the commands.`,
         });
       }
-      if (!command.run) {
-        throw new UsageError(`Unknown subcommand '${arg}' of 'nvmeof ${path.join(" ")}'.`, {
-          hint: `Run 'nvmeof ${path.join(" ")} --help' to list its subcommands.`,
-        });
-      }
+      stray = arg;
     }
     table = undefined; // positionals of the command from here on
     rest.push(arg);
   }
 
+  const command: Command | undefined = entry && await loadCommand(entry);
+  // A command with subcommands takes positionals only if it also runs on its own.
+  if (command && stray !== undefined && !command.run) {
+    throw new UsageError(`Unknown subcommand '${stray}' of 'nvmeof ${path.join(" ")}'.`, {
+      hint: `Run 'nvmeof ${path.join(" ")} --help' to list its subcommands.`,
+    });
+  }
   const options: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS, ...command?.options };
   const where = path.length ? `nvmeof ${path.join(" ")}` : "nvmeof";
   let parsed;
   try {
-    parsed = parseArgs({
-      args: rest,
-      options: Object.fromEntries(
-        Object.entries(options).map(([name, o]) => [name, {
-          type: o.type,
-          ...(o.short ? { short: o.short } : {}),
-          multiple: o.multiple === true,
-        }]),
-      ),
-      strict: true,
-      allowPositionals: true,
-    });
+    parsed = plainSwitches(rest, options) ?? await parseFlags(rest, options);
   } catch (err) {
     // node's message adds advice about '--' that only fits positionals; keep the first sentence.
     const first = (err as Error).message.split(". ")[0].replace(/\.?$/, ".");
@@ -128,6 +131,49 @@ export function parseInvocation(argv: string[], commands: Command[]): Invocation
     });
   }
   return { command, path, values, positionals: parsed.positionals, global, help, version };
+}
+
+/** Parses flags with node's `parseArgs`, strictly, positionals allowed. */
+async function parseFlags(
+  args: string[],
+  options: Record<string, OptionSpec>,
+): Promise<{ values: OptionValues; positionals: string[] }> {
+  // Loaded here, not at start-up: node:util brings up Deno's Node.js layer, which costs about as
+  // much as starting Deno itself, and `--version` or `--help` need no parser.
+  const { parseArgs } = await import("node:util");
+  const { values, positionals } = parseArgs({
+    args,
+    options: Object.fromEntries(
+      Object.entries(options).map(([name, o]) => [name, {
+        type: o.type,
+        ...(o.short ? { short: o.short } : {}),
+        multiple: o.multiple === true,
+      }]),
+    ),
+    strict: true,
+    allowPositionals: true,
+  });
+  return { values: values as OptionValues, positionals };
+}
+
+/**
+ * What `parseFlags` returns for args made only of single boolean switches (`--help`, `-h`,
+ * `--verbose`, no value, no positional), without loading a parser; undefined for anything else.
+ */
+function plainSwitches(
+  args: string[],
+  options: Record<string, OptionSpec>,
+): { values: OptionValues; positionals: string[] } | undefined {
+  const values: OptionValues = {};
+  for (const arg of args) {
+    const name = arg.startsWith("--")
+      ? arg.slice(2)
+      : Object.keys(options).find((n) => options[n].short && arg === `-${options[n].short}`);
+    if (name === undefined || !Object.hasOwn(options, name)) return undefined;
+    if (options[name].type !== "boolean" || options[name].multiple) return undefined;
+    values[name] = true;
+  }
+  return { values, positionals: [] };
 }
 
 /**

@@ -2,7 +2,7 @@
  * `nvmeof enable-autoconnect / disable-autoconnect`: the systemd unit that reconnects the saved
  * connections at boot.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
 import { checkInt } from "../fabrics/options.ts";
 import { loadConnections } from "../persist/connections.ts";
@@ -53,9 +53,7 @@ async function disableRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 /** `nvmeof enable-autoconnect`. */
-export const enableAutoconnectCommand: Command = {
-  name: "enable-autoconnect",
-  summary: "Install the systemd unit that connects the saved connections at boot",
+export const enableAutoconnectCommand: CommandDetails = {
   description: `
 Checks the saved connections (/etc/nvmeof/connections.yaml), then writes ${AUTOCONNECT_UNIT} to
 /etc/systemd/system and enables it. At boot, after the network is online and before remote file
@@ -84,9 +82,7 @@ the journal ('journalctl -u ${AUTOCONNECT_UNIT}'). The unit names this program b
 };
 
 /** `nvmeof disable-autoconnect`. */
-export const disableAutoconnectCommand: Command = {
-  name: "disable-autoconnect",
-  summary: "Remove the boot-time connect unit (saved connections are kept)",
+export const disableAutoconnectCommand: CommandDetails = {
   description: `Removes ${AUTOCONNECT_UNIT} and its enable link; live connections stay up.`,
   options: {
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },

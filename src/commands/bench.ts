@@ -2,7 +2,7 @@
  * `nvmeof bench`: NVMe over RDMA I/O from user space, with data landing in registered buffers
  * (no nvme-rdma, no block device): IOPS, MB/s and latency, or `verify` of an LBA pattern.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS } from "../fabrics/flags.ts";
 import {
@@ -165,9 +165,7 @@ function text(d: Record<string, unknown>): string {
   return lines.join("\n") + "\n";
 }
 
-export const benchCommand: Command = {
-  name: "bench",
-  summary: "NVMe over RDMA I/O benchmark from user space: IOPS, MB/s, latency, verify",
+export const benchCommand: CommandDetails = {
   description: `
 Connects and enables the controller as 'nvmeof probe' does, identifies the namespace, then
 connects --queues I/O queues of --qd entries each. Every queue has one registered data buffer of
@@ -186,7 +184,7 @@ prints the partial result over the time that ran, marked interrupted (JSON: "int
 "stopped": "SIGINT received"); the exit code is then 1, as for every run that did not finish.
 A target that drops a queue or stops answering for --timeout ends the run with exit 1 and an
 error naming the queue.`,
-  options: BENCH_OPTIONS as unknown as Command["options"],
+  options: BENCH_OPTIONS as unknown as CommandDetails["options"],
   examples: [
     "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1            # 4 KiB random reads, QD 32, 10 s",
     "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 --qd 1 --time 5 -o json",

@@ -1,7 +1,12 @@
 /**
  * `nvmeof completions bash|zsh|fish`: shell completion generated from the command table.
  */
-import type { Command } from "../cli/command.ts";
+import {
+  type Command,
+  type CommandDetails,
+  type CommandEntry,
+  loadCommands,
+} from "../cli/command.ts";
 import { bashCompletion, fishCompletion, zshCompletion } from "../cli/completions.ts";
 import { UsageError } from "../errors.ts";
 
@@ -12,10 +17,8 @@ const SHELLS: Record<string, (c: Command[]) => string> = {
 };
 
 /** Builds `nvmeof completions` over the given table. */
-export function completionsCommand(table: () => Command[]): Command {
+export function completionsCommand(table: CommandEntry[]): CommandDetails {
   return {
-    name: "completions",
-    summary: "Print the shell completion script for bash, zsh or fish",
     args: "<bash|zsh|fish>",
     description: `
 Generated from nvmeof's own command table, so every command, subcommand and flag is offered,
@@ -26,7 +29,7 @@ and nothing else. Flags taking a FILE complete paths; -o completes text and json
       'nvmeof completions zsh > "${fpath[1]}/_nvmeof"',
       "nvmeof completions fish > ~/.config/fish/completions/nvmeof.fish",
     ],
-    run(ctx) {
+    async run(ctx) {
       const shell = ctx.positionals[0];
       if (ctx.positionals.length !== 1 || !SHELLS[shell]) {
         throw new UsageError(
@@ -36,8 +39,9 @@ and nothing else. Flags taking a FILE complete paths; -o completes text and json
           { hint: "Use: nvmeof completions bash|zsh|fish." },
         );
       }
-      const script = SHELLS[shell](table());
-      return Promise.resolve({ data: { shell, script }, text: () => script });
+      // Every command's flags are offered, so every command's module is loaded.
+      const script = SHELLS[shell](await loadCommands(table));
+      return { data: { shell, script }, text: () => script };
     },
   };
 }

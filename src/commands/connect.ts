@@ -1,9 +1,9 @@
 /**
  * `nvmeof connect` and `nvmeof connect-all`: I/O controllers through /dev/nvme-fabrics.
  */
-import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
-import { type ConnectResult, connectSubsystem, humanSize } from "../fabrics/connect.ts";
+import { type ConnectResult, connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
 import {
@@ -38,6 +38,7 @@ import {
   type SavedConnection,
   savedFromOptions,
 } from "../persist/connections.ts";
+import { humanSize } from "../output/render.ts";
 import { retrySaved } from "../persist/retry.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 
@@ -83,9 +84,7 @@ function connectText(r: ConnectResult): string {
 }
 
 /** `nvmeof connect`. */
-export const connectCommand: Command = {
-  name: "connect",
-  summary: "Connect to an NVMe subsystem over RDMA and show its block devices",
+export const connectCommand: CommandDetails = {
   description: `
 Writes the connect options to /dev/nvme-fabrics (as nvme-cli does, without needing it), reads
 back the new controller, and waits until it is live and the block device of every active
@@ -399,9 +398,7 @@ function connectAllText(d: { records: ConnectAllRow[] }): string {
 }
 
 /** `nvmeof connect-all`. */
-export const connectAllCommand: Command = {
-  name: "connect-all",
-  summary: "Discover, then connect every NVM subsystem this host may use",
+export const connectAllCommand: CommandDetails = {
   description: `
 Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
 entry of the same transport, skipping those already connected and the discovery entries.

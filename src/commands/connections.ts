@@ -2,7 +2,7 @@
  * `nvmeof connections [list|remove|import]`: the saved connections that `connect --saved`
  * (and nvmeof-autoconnect.service at boot) reconnects.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
@@ -28,9 +28,8 @@ async function listRun(_ctx: RunContext): Promise<CommandResult> {
   return { data, text: () => listText(data) };
 }
 
-const listCommand: Command = {
-  name: "list",
-  summary: "List the saved connections, numbered",
+/** `nvmeof connections list`. */
+export const connectionsListCommand: CommandDetails = {
   description: `
 Shows /etc/nvmeof/connections.yaml (NVMEOF_ETC overrides the directory): one line per saved
 connection, numbered for 'nvmeof connections remove N'. Entries marked "discovery" are discovery
@@ -97,9 +96,8 @@ async function removeRun(ctx: RunContext): Promise<CommandResult> {
   };
 }
 
-const removeCommand: Command = {
-  name: "remove",
-  summary: "Forget saved connections (by number, by NQN, or all)",
+/** `nvmeof connections remove`. */
+export const connectionsRemoveCommand: CommandDetails = {
   args: "[N…]",
   description: `
 Removes entries from the saved connections, so they are no longer connected at boot. Live
@@ -209,9 +207,8 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
   };
 }
 
-const importCommand: Command = {
-  name: "import",
-  summary: "Save nvme-cli's discovery.conf and config.json connections",
+/** `nvmeof connections import`. */
+export const connectionsImportCommand: CommandDetails = {
   description: `
 Reads nvme-cli's boot-time configuration, /etc/nvme/discovery.conf (one discovery controller per
 line, as nvme-cli flags) and /etc/nvme/config.json (libnvme's hosts → subsystems → ports), and
@@ -234,11 +231,8 @@ nvmeof has no equivalent for are named in a note.`,
 };
 
 /** `nvmeof connections`. */
-export const connectionsCommand: Command = {
-  name: "connections",
-  summary: "List, remove or import the connections saved for boot",
+export const connectionsCommand: CommandDetails = {
   description: "Without a subcommand, lists them ('nvmeof connections list').",
-  subcommands: [listCommand, removeCommand, importCommand],
   run: listRun,
   examples: [
     "nvmeof connections list",

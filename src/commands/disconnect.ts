@@ -1,7 +1,7 @@
 /**
  * `nvmeof disconnect` and `nvmeof disconnect-all`: delete fabrics controllers through sysfs.
  */
-import type { Command } from "../cli/command.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { EXIT, FailureError, UsageError } from "../errors.ts";
 import { deleteController } from "../fabrics/controller.ts";
 import { checkNqn } from "../fabrics/options.ts";
@@ -60,9 +60,7 @@ function result(rows: DisconnectRow[]) {
 }
 
 /** `nvmeof disconnect`. */
-export const disconnectCommand: Command = {
-  name: "disconnect",
-  summary: "Disconnect a subsystem (-n NQN) or one controller (-d nvmeN)",
+export const disconnectCommand: CommandDetails = {
   description: `
 -n deletes every controller connected to that subsystem NQN; -d deletes one controller by its
 device name. Deleting writes 1 to /sys/class/nvme/nvmeN/delete_controller; the kernel flushes
@@ -120,9 +118,7 @@ connected is a failure (exit 1).`,
 };
 
 /** `nvmeof disconnect-all`. */
-export const disconnectAllCommand: Command = {
-  name: "disconnect-all",
-  summary: "Disconnect every fabrics controller (optionally of one transport)",
+export const disconnectAllCommand: CommandDetails = {
   description: `
 Deletes every NVMe over Fabrics controller (discovery controllers included); local PCIe
 controllers are never touched. With --transport only those of that transport.`,

@@ -1,7 +1,7 @@
 /**
  * `nvmeof discover`: read a discovery controller's log page, as `nvme discover` shows it.
  */
-import type { Command } from "../cli/command.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLog, logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
 import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "../fabrics/flags.ts";
@@ -9,9 +9,7 @@ import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 
 /** `nvmeof discover`. */
-export const discoverCommand: Command = {
-  name: "discover",
-  summary: "List the NVMe subsystems a target offers this host (discovery log)",
+export const discoverCommand: CommandDetails = {
   description: `
 Connects a discovery controller through /dev/nvme-fabrics, reads the whole discovery log page
 (log 70h) with the NVMe admin passthrough ioctl, retrying while its generation counter changes,

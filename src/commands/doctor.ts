@@ -2,7 +2,7 @@
  * `nvmeof doctor`: the NVMe-oF/RDMA troubleshooting checklist as a command. It names the real
  * cause behind "Connection timed out" and "Failed to write to /dev/nvme-fabrics".
  */
-import type { Command } from "../cli/command.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
@@ -13,9 +13,7 @@ import { intFlag } from "../cli/parse.ts";
 const ROLES = ["initiator", "target", "both"] as const;
 
 /** `nvmeof doctor`. */
-export const doctorCommand: Command = {
-  name: "doctor",
-  summary: "Check this host's NVMe-oF/RDMA setup and name why a connect fails",
+export const doctorCommand: CommandDetails = {
   description: `
 Walks the checklist an engineer walks by hand when 'nvme connect' fails with "Connection timed
 out" or "Failed to write to /dev/nvme-fabrics", and prints one line per check: ok, warn, fail or

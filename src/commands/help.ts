@@ -1,18 +1,16 @@
-import type { Command } from "../cli/command.ts";
+import { type CommandDetails, type CommandEntry, loadCommand } from "../cli/command.ts";
 import { commandHelp, topHelp } from "../cli/help.ts";
 import { UsageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 
 /** Builds `nvmeof help [command [subcommand]]` over the given table. */
-export function helpCommand(table: () => Command[]): Command {
+export function helpCommand(table: CommandEntry[]): CommandDetails {
   return {
-    name: "help",
-    summary: "Show help for nvmeof or one of its commands",
     args: "[command [subcommand]]",
     examples: ["nvmeof help", "nvmeof help target up"],
-    run(ctx) {
-      let list = table();
-      let cmd: Command | undefined;
+    async run(ctx) {
+      let list = table;
+      let entry: CommandEntry | undefined;
       const path: string[] = [];
       for (const word of ctx.positionals) {
         const found = list.find((c) => c.name === word);
@@ -22,12 +20,13 @@ export function helpCommand(table: () => Command[]): Command {
             hint: "Run 'nvmeof help' to list the commands.",
           });
         }
-        cmd = found;
+        entry = found;
         path.push(word);
         list = found.subcommands ?? [];
       }
-      const text = cmd ? commandHelp(cmd, path) : topHelp(table(), VERSION);
-      return Promise.resolve({ data: { help: text }, text: () => text });
+      // Only the command asked about is loaded; the listing needs no module.
+      const text = entry ? commandHelp(await loadCommand(entry), path) : topHelp(table, VERSION);
+      return { data: { help: text }, text: () => text };
     },
   };
 }

@@ -1,14 +1,12 @@
 /**
  * `nvmeof hostnqn`: the host NQN and host ID used for connects (nvme-cli's /etc/nvme files).
  */
-import type { Command } from "../cli/command.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { generateHostFiles, resolveHostIdentity } from "../fabrics/host_identity.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 
 /** `nvmeof hostnqn`. */
-export const hostnqnCommand: Command = {
-  name: "hostnqn",
-  summary: "Show (or create) this host's NVMe host NQN and host ID",
+export const hostnqnCommand: CommandDetails = {
   description: `
 Shows the host NQN and host ID that connect and discover send, read as nvme-cli does from
 /etc/nvme/hostnqn and /etc/nvme/hostid (LIBNVME_HOSTNQN / LIBNVME_HOSTID override them).

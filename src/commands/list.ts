@@ -1,10 +1,10 @@
 /**
  * `nvmeof list`: the host's NVMe subsystems, controllers and namespaces, from sysfs.
  */
-import type { Command } from "../cli/command.ts";
-import { humanSize } from "../fabrics/connect.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { listSubsystems, type SubsystemInfo } from "../fabrics/sysfs.ts";
+import { humanSize } from "../output/render.ts";
 
 function text(d: { subsystems: SubsystemInfo[] }): string {
   if (d.subsystems.length === 0) return "no NVMe subsystems";
@@ -27,9 +27,7 @@ function text(d: { subsystems: SubsystemInfo[] }): string {
 }
 
 /** `nvmeof list`. */
-export const listCommand: Command = {
-  name: "list",
-  summary: "Show NVMe subsystems, their controllers and block devices",
+export const listCommand: CommandDetails = {
   description: `
 Reads /sys/class/nvme-subsystem and /sys/class/nvme: each subsystem with its controllers
 (transport, address, state, host NQN) and namespaces (block device, size in bytes). JSON keys

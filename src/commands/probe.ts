@@ -2,7 +2,7 @@
  * `nvmeof probe`: speak NVMe over RDMA from user space (no nvme-rdma module, no block device):
  * the discovery log, or a controller's identity and namespaces, with the time of each step.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
 import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
@@ -90,9 +90,7 @@ function text(d: Record<string, unknown>): string {
   return lines.join("\n") + "\n";
 }
 
-export const probeCommand: Command = {
-  name: "probe",
-  summary: "Talk NVMe over RDMA from user space: discovery log or a controller's identity",
+export const probeCommand: CommandDetails = {
   description: `
 Connects the admin queue itself over RDMA-CM (NVMe/RDMA private data: qid 0, hrqsize 32,
 hsqsize 31), sends Fabrics Connect with the connect data in registered memory the target
@@ -103,7 +101,7 @@ serial, firmware, MDTS, queue limits, SGL support and every active namespace's s
 size. Ends with a clean shutdown (CC.SHN) and disconnect, and lists the time of each step.
 Needs no nvme-rdma module and creates no block device. A refused Connect prints the decoded
 NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
-  options: PROBE_OPTIONS as unknown as Command["options"],
+  options: PROBE_OPTIONS as unknown as CommandDetails["options"],
   examples: [
     "nvmeof probe -a 10.77.0.1                               # discovery log",
     "nvmeof probe -a 10.77.0.1 -n nqn.2024-01.io.example:disk1",

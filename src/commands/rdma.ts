@@ -1,14 +1,9 @@
 /**
  * `nvmeof rdma …`: the RDMA layer itself, over librdmacm and libibverbs through FFI.
  */
-import type { Command } from "../cli/command.ts";
-import { rdmaDevicesCommand } from "./rdma_devices.ts";
-import { rdmaPingCommand } from "./rdma_ping.ts";
-import { rdmaBwCommand } from "./rdma_bw.ts";
+import type { CommandDetails } from "../cli/command.ts";
 
-export const rdmaCommand: Command = {
-  name: "rdma",
-  summary: "RDMA devices, connectivity and bandwidth checks (librdmacm/libibverbs over FFI)",
+export const rdmaCommand: CommandDetails = {
   description:
     "Checks the RDMA fabric NVMe over RDMA runs on, with no helper program: list devices, " +
     "ping a peer over an RDMA-CM connection (RDMA WRITE, READ or SEND), trace the queue pair " +
@@ -18,5 +13,4 @@ export const rdmaCommand: Command = {
     "nvmeof rdma ping --server -a 10.77.0.1 &  nvmeof rdma ping -a 10.77.0.1 --trace",
     "nvmeof rdma bw -a 10.77.0.1 --size 65536 --depth 128",
   ],
-  subcommands: [rdmaDevicesCommand, rdmaPingCommand, rdmaBwCommand],
 };

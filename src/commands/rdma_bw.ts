@@ -1,7 +1,7 @@
 /**
  * `nvmeof rdma bw`: RDMA WRITE bandwidth with the send queue kept full.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { bwClient, type BwResult } from "../rdma/bw.ts";
 import { Canceller } from "../rdma/wait.ts";
@@ -13,9 +13,7 @@ function text(r: BwResult): string {
     `${r.seconds} s: ${r.bw_mib_s} MiB/s (${r.bw_mb_s} MB/s), ${r.msg_rate_mpps} Mmsg/s\n`;
 }
 
-export const rdmaBwCommand: Command = {
-  name: "bw",
-  summary: "Measure RDMA WRITE bandwidth to a peer",
+export const rdmaBwCommand: CommandDetails = {
   description:
     "Connects like 'rdma ping', then streams RDMA WRITEs of --size bytes into the server's " +
     "buffer, keeping --depth writes outstanding and asking for a completion every depth/4, and " +

@@ -1,7 +1,7 @@
 /**
  * `nvmeof rdma devices`: every RDMA device, its ports and GID tables, as libibverbs reports them.
  */
-import type { Command, CommandResult } from "../cli/command.ts";
+import type { CommandDetails, CommandResult } from "../cli/command.ts";
 import { EnvironmentError } from "../errors.ts";
 import { describeRdmaDevices, type DeviceInfo } from "../rdma/devices.ts";
 
@@ -40,9 +40,7 @@ function text(devices: DeviceInfo[]): string {
   return out.join("\n") + "\n";
 }
 
-export const rdmaDevicesCommand: Command = {
-  name: "devices",
-  summary: "List RDMA devices, ports, MTUs and GID tables",
+export const rdmaDevicesCommand: CommandDetails = {
   description:
     "Lists every RDMA device libibverbs sees: its attributes, each port's state, physical " +
     "state, link layer, active and max MTU, speed and width, and the GID table (index, GID, " +

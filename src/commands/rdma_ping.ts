@@ -2,7 +2,7 @@
  * `nvmeof rdma ping`: an RC connection over RDMA-CM and a verified ping-pong of RDMA WRITE, READ
  * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { intFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import { Listener, Trace, traceLines } from "../rdma/connection.ts";
@@ -103,9 +103,7 @@ export const PING_SHARED_OPTIONS = {
   },
 } as const;
 
-export const rdmaPingCommand: Command = {
-  name: "ping",
-  summary: "Ping a peer over an RDMA-CM connection with RDMA WRITE, READ or SEND",
+export const rdmaPingCommand: CommandDetails = {
   description:
     "Connects an RC queue pair over RDMA-CM (resolve address and route, connect/accept with " +
     "private data carrying each side's buffer address, rkey and length), then runs COUNT " +

@@ -1,12 +1,10 @@
 /**
  * `nvmeof target up / down / show / check / import`: the storage server's side, declaratively.
  */
-import type { Command, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { FailureError, UsageError } from "../errors.ts";
-import { targetDisableCommand, targetEnableCommand } from "./target_enable.ts";
-import { targetSchemaCommand } from "./target_schema.ts";
 import { applyPlan } from "../target/apply.ts";
 import { kernelSourceOptions, kernelSources, refuseWhileConnected } from "../target/connected.ts";
 import { lockTarget, openNvmet, requireRoot, standinMode } from "../target/env.ts";
@@ -266,9 +264,8 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
   });
 }
 
-const upCommand: Command = {
-  name: "up",
-  summary: "Make nvmet configfs match a spec: create or change only what differs",
+/** `nvmeof target up`. */
+export const targetUpCommand: CommandDetails = {
   description: `
 Reads the spec (YAML or JSON), validates all of it, then reconciles the live nvmet tree with it
 in the kernel's order (hosts, subsystems, namespaces, ports, links). A second run changes nothing.
@@ -397,9 +394,8 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
   });
 }
 
-const downCommand: Command = {
-  name: "down",
-  summary: "Remove what a spec describes (or everything) from nvmet configfs",
+/** `nvmeof target down`. */
+export const targetDownCommand: CommandDetails = {
   description: `
 Removes the spec's ports, subsystems (with their namespaces and allowed-host links) and hosts in
 the kernel's order: port links, ports, namespaces, allowed hosts, subsystems, hosts. A host entry
@@ -438,9 +434,8 @@ async function showRun(ctx: RunContext): Promise<CommandResult> {
   return { data, text: yaml, format: (name, d) => name === "yaml" ? yaml(d) : undefined };
 }
 
-const showCommand: Command = {
-  name: "show",
-  summary: "Print the live nvmet tree as a spec (YAML; -o json; -o nvmetcli)",
+/** `nvmeof target show`. */
+export const targetShowCommand: CommandDetails = {
   description: `
 Reads configfs into the spec's shape: 'nvmeof target show > t.yaml' then 'nvmeof target up -f t.yaml'
 changes nothing. DH-HMAC-CHAP keys are never printed. -o nvmetcli (or --nvmetcli) prints
@@ -472,9 +467,8 @@ async function checkRun(ctx: RunContext): Promise<CommandResult> {
   });
 }
 
-const checkCommand: Command = {
-  name: "check",
-  summary: "Validate a spec without touching configfs",
+/** `nvmeof target check`. */
+export const targetCheckCommand: CommandDetails = {
   description: `
 Runs every check 'target up' runs before its first write: syntax (with line and column), unknown
 keys, NQN form and length, duplicates, devices, addresses, service ids, key files and their modes.
@@ -516,9 +510,8 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
   });
 }
 
-const importCommand: Command = {
-  name: "import",
-  summary: "Convert nvmetcli's saved JSON to a target spec",
+/** `nvmeof target import`. */
+export const targetImportCommand: CommandDetails = {
   description: `
 Reads nvmetcli's saved configuration (nvmetcli save, /etc/nvmet/config.json) and prints the
 equivalent spec (YAML, or JSON with -o json). Referrals and passthru subsystems are not managed by
@@ -533,19 +526,7 @@ nvmeof and are left out with a note; DH-HMAC-CHAP keys must be moved to key file
 };
 
 /** `nvmeof target …`. */
-export const targetCommand: Command = {
-  name: "target",
-  summary: "Configure this host as an NVMe-oF target (nvmet) from a spec",
-  subcommands: [
-    upCommand,
-    downCommand,
-    showCommand,
-    checkCommand,
-    importCommand,
-    targetEnableCommand,
-    targetDisableCommand,
-    targetSchemaCommand,
-  ],
+export const targetCommand: CommandDetails = {
   examples: [
     "nvmeof target check -f /etc/nvmeof/target.yaml",
     "nvmeof target up -f /etc/nvmeof/target.yaml",

@@ -1,7 +1,7 @@
 /**
  * `nvmeof target enable / disable`: the systemd unit that restores the target at boot.
  */
-import type { Command, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
 import { persistPaths } from "../persist/paths.ts";
 import { selfPath } from "../persist/self.ts";
@@ -47,9 +47,7 @@ async function disableRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 /** `nvmeof target enable`. */
-export const targetEnableCommand: Command = {
-  name: "enable",
-  summary: "Install the systemd unit that brings the target up at every boot",
+export const targetEnableCommand: CommandDetails = {
   description: `
 Validates the spec (as 'target check' does), then writes ${TARGET_UNIT} to
 /etc/systemd/system and enables it (the multi-user.target.wants link 'systemctl enable' makes).
@@ -84,9 +82,7 @@ NVMEOF_SYSTEMD_DIR and NVMEOF_ETC override /etc/systemd/system and /etc/nvmeof.`
 };
 
 /** `nvmeof target disable`. */
-export const targetDisableCommand: Command = {
-  name: "disable",
-  summary: "Remove the boot-time target unit",
+export const targetDisableCommand: CommandDetails = {
   description: `
 Removes ${TARGET_UNIT} and its enable link. The running target is left as it is unless --now,
 which stops the unit first (that runs 'target down' and removes what the spec made).`,

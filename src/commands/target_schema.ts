@@ -1,14 +1,12 @@
 /**
  * `nvmeof target schema`: the JSON Schema of the target spec, for editors.
  */
-import type { Command } from "../cli/command.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { toJson } from "../output/render.ts";
 import { targetSpecSchema } from "../target/schema.ts";
 
 /** `nvmeof target schema`. */
-export const targetSchemaCommand: Command = {
-  name: "schema",
-  summary: "Print the JSON Schema of the target spec (for editor validation and completion)",
+export const targetSchemaCommand: CommandDetails = {
   description: `
 Prints the JSON Schema (draft 2020-12) of the spec that 'target up', 'target check' and
 'target enable' read. It comes from the same definitions as the validator: the keys, types,

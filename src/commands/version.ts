@@ -1,10 +1,8 @@
-import type { Command } from "../cli/command.ts";
+import type { CommandDetails } from "../cli/command.ts";
 import { versionInfo } from "../version.ts";
 
 /** `nvmeof version`: the same as `nvmeof --version`. */
-export const versionCommand: Command = {
-  name: "version",
-  summary: "Print the version of nvmeof and its runtime",
+export const versionCommand: CommandDetails = {
   examples: ["nvmeof version", "nvmeof version -o json"],
   run() {
     const info = versionInfo();

@@ -88,15 +88,3 @@ export async function connectSubsystem(
     timing_ms: { connect: Math.round(t1 - t0), ready: Math.round(t2 - t0) },
   };
 }
-
-/** "64 MiB", "1.5 GiB": a size for text output. */
-export function humanSize(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[i]}`;
-}

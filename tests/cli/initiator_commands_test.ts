@@ -1,7 +1,7 @@
 /**
  * The initiator commands against a temporary sysfs, /dev and /etc/nvme tree
  * (NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME): everything that can be checked without the
- * kernel's fabrics driver. The real kernel is exercised by tests/e2e/initiator_rdma_test.ts.
+ * kernel's fabrics driver. The real kernel is exercised across machines by tests/fabric/initiator_test.ts.
  */
 import assert from "node:assert/strict";
 import { nvmeof, tempDir } from "../helpers.ts";

@@ -3,7 +3,7 @@
  * subcommand and flag appears in each, and bash (which is on every host) completes with them.
  */
 import assert from "node:assert/strict";
-import type { Command } from "../../src/cli/command.ts";
+import { type Command, loadCommands } from "../../src/cli/command.ts";
 import {
   bashCompletion,
   completionNodes,
@@ -11,7 +11,10 @@ import {
   zshCompletion,
 } from "../../src/cli/completions.ts";
 import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
-import { COMMANDS } from "../../src/commands/mod.ts";
+import { COMMANDS as ENTRIES } from "../../src/commands/mod.ts";
+
+/** The whole table, every module loaded. */
+const COMMANDS = await loadCommands(ENTRIES);
 
 /** Every [command path, flags] of the table, walked independently of the generator. */
 function walk(commands: Command[], prefix: string[] = []): Array<[string[], string[]]> {

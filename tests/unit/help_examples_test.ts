@@ -3,9 +3,12 @@
  * command's help ends with worked examples that use it.
  */
 import assert from "node:assert/strict";
-import type { Command } from "../../src/cli/command.ts";
+import { type Command, loadCommands } from "../../src/cli/command.ts";
 import { commandHelp, topHelp } from "../../src/cli/help.ts";
-import { COMMANDS } from "../../src/commands/mod.ts";
+import { COMMANDS as ENTRIES } from "../../src/commands/mod.ts";
+
+/** The whole table, every module loaded. */
+const COMMANDS = await loadCommands(ENTRIES);
 
 function walk(commands: Command[], prefix: string[] = []): Array<[string[], Command]> {
   return commands.flatMap((c) => {

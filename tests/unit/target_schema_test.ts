@@ -5,12 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { COMMANDS } from "../../src/commands/mod.ts";
+import { loadCommands } from "../../src/cli/command.ts";
+import { COMMANDS as ENTRIES } from "../../src/commands/mod.ts";
 import { targetSpecSchema } from "../../src/target/schema.ts";
 import { validateSpec } from "../../src/target/spec.ts";
 import { ROOT } from "../helpers.ts";
 import { schemaErrors } from "./json_schema_check.ts";
 import { BAD_SPECS, devices, type Doc, twoSubsystemSpec } from "./target_fixtures.ts";
+
+/** The whole table, every module loaded. */
+const COMMANDS = await loadCommands(ENTRIES);
 
 const schema = targetSpecSchema();
 

@@ -1,0 +1,105 @@
+/**
+ * Start-up loads only what a command needs: `--version` and `--help` load no command module (nor
+ * npm packages or FFI), and a command's help loads that command's module only. Checked on the
+ * module graph and on the table's loaders, never on timings.
+ */
+import assert from "node:assert/strict";
+import { ROOT } from "../helpers.ts";
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: Array<{ code?: { specifier: string }; isDynamic?: boolean }>;
+}
+
+/** main.ts's module graph: what it loads before it runs, and the dynamic imports among those. */
+async function startupGraph(): Promise<{ modules: string[]; dynamic: Array<[string, string]> }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "main.ts"],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    roots: string[];
+    modules: InfoModule[];
+  };
+  const root = new URL(`file://${ROOT}/`).href;
+  const short = (s: string) => s.startsWith(root) ? s.slice(root.length) : s;
+  const byName = new Map(info.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const dynamic: Array<[string, string]> = [];
+  const todo = [...info.roots];
+  while (todo.length) {
+    const s = todo.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    for (const d of byName.get(s)?.dependencies ?? []) {
+      // Type-only imports have no `code`: they are erased.
+      if (d.code && d.isDynamic) dynamic.push([short(s), short(d.code.specifier)]);
+      else if (d.code) todo.push(d.code.specifier);
+    }
+  }
+  return { modules: [...seen].map(short).sort(), dynamic };
+}
+
+Deno.test("main.ts imports no command module, npm package or FFI table statically", async () => {
+  const { modules } = await startupGraph();
+  assert.ok(modules.includes("src/commands/mod.ts"), modules.join(" "));
+  const heavy = modules.filter((m) =>
+    (m.startsWith("src/commands/") && m !== "src/commands/mod.ts") ||
+    m.startsWith("npm:") || m.startsWith("ffi/") || m.startsWith("src/rdma/") ||
+    m.startsWith("src/target/")
+  );
+  assert.deepEqual(heavy, [], `loaded before any command runs: ${heavy.join(" ")}`);
+});
+
+Deno.test("only the command table's loaders import command modules at start-up", async () => {
+  const { dynamic } = await startupGraph();
+  const stray = dynamic.filter(([from, to]) =>
+    to.startsWith("src/commands/") && from !== "src/commands/mod.ts"
+  );
+  assert.deepEqual(stray, []);
+  assert.ok(dynamic.some(([from, to]) => from === "src/commands/mod.ts" && to.endsWith("list.ts")));
+});
+
+/** Runs main() with ARGS and returns the command paths whose modules the table loaded. */
+async function loadedFor(args: string[]): Promise<{ code: number; loaded: string[] }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--cached-only",
+      "--allow-all",
+      `${ROOT}/tests/cli/load_spy.ts`,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const lines = new TextDecoder().decode(out.stderr).trimEnd().split("\n");
+  return { code: out.code, loaded: JSON.parse(lines.at(-1)!) };
+}
+
+Deno.test("--version and --help load no command module", async () => {
+  const cases: Array<[string[], number]> = [
+    [["--version"], 0],
+    [["--help"], 0],
+    [["-o", "json", "--version"], 0],
+    [[], 2], // no command: the listing on stderr, a usage error
+  ];
+  for (const [args, code] of cases) {
+    const r = await loadedFor(args);
+    assert.equal(r.code, code, args.join(" "));
+    assert.deepEqual(r.loaded, [], args.join(" "));
+  }
+});
+
+Deno.test("a command's --help, or a run, loads that command's module only", async () => {
+  assert.deepEqual((await loadedFor(["list", "--help"])).loaded, ["list"]);
+  assert.deepEqual((await loadedFor(["target", "up", "--help"])).loaded, ["target up"]);
+  assert.deepEqual((await loadedFor(["help", "rdma", "ping"])).loaded, ["help", "rdma ping"]);
+  assert.deepEqual((await loadedFor(["version"])).loaded, ["version"]);
+});

@@ -1,0 +1,70 @@
+/**
+ * The flag parser: argv made only of switches (`--help`, `-h`, `--verbose`), which start-up reads
+ * without loading node's parseArgs, gives what parseArgs gives.
+ */
+import assert from "node:assert/strict";
+import { parseArgs } from "node:util";
+import type { CommandEntry, OptionSpec } from "../../src/cli/command.ts";
+import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
+import { parseInvocation } from "../../src/cli/parse.ts";
+
+const OPTIONS: Record<string, OptionSpec> = {
+  force: { type: "boolean", short: "f", description: "a switch" },
+  nqn: { type: "string", short: "n", description: "a value" },
+  tag: { type: "boolean", multiple: true, description: "a repeatable switch" },
+};
+
+const TABLE: CommandEntry[] = [{
+  name: "cmd",
+  summary: "a command",
+  load: () => Promise.resolve({ options: OPTIONS, run: () => Promise.resolve({ data: null }) }),
+}];
+
+/** What node's parseArgs makes of the flags after the command name. */
+function byNode(args: string[]): Record<string, unknown> {
+  const options = { ...GLOBAL_OPTIONS, ...OPTIONS };
+  const { values } = parseArgs({
+    args,
+    options: Object.fromEntries(
+      Object.entries(options).map(([name, o]) => [name, {
+        type: o.type,
+        ...(o.short ? { short: o.short } : {}),
+        multiple: o.multiple === true,
+      }]),
+    ),
+    strict: true,
+    allowPositionals: true,
+  });
+  return { ...values };
+}
+
+Deno.test("switches alone parse as node's parseArgs parses them", async () => {
+  const cases = [
+    [],
+    ["--help"],
+    ["-h"],
+    ["--verbose", "--help"],
+    ["-h", "-h"],
+    ["-f"],
+    ["--force", "-h"],
+    ["--tag", "--tag"],
+    ["-f", "-n", "nqn.x"],
+    ["--nqn=nqn.x", "-h"],
+    ["-fh"],
+  ];
+  for (const args of cases) {
+    const inv = await parseInvocation(["cmd", ...args], TABLE);
+    const node = byNode(args);
+    const { help, verbose, ...own } = node;
+    assert.equal(inv.help, help === true, args.join(" "));
+    assert.equal(inv.global.verbose, verbose === true, args.join(" "));
+    delete own.output;
+    delete own.configfs;
+    assert.deepEqual(inv.values, own, args.join(" "));
+  }
+});
+
+Deno.test("an unknown switch is still a usage error naming it", async () => {
+  await assert.rejects(parseInvocation(["cmd", "--nope"], TABLE), /Unknown option '--nope'/);
+  await assert.rejects(parseInvocation(["cmd", "-x"], TABLE), /Unknown option '-x'/);
+});

@@ -271,7 +271,8 @@ Reads the spec (YAML or JSON), validates all of it, then reconciles the live nvm
 in the kernel's order (hosts, subsystems, namespaces, ports, links). A second run changes nothing.
 If the kernel refuses a step, everything this run changed is put back. Loads nvmet and the
 transport modules and mounts configfs when they are missing. Objects the spec does not mention
-are left alone unless --prune.
+are left alone unless --prune; --prune refuses, unless --force, to remove a port or subsystem
+hosts are still connected to (see 'nvmeof target down --help').
 
 The one-line form covers one subsystem with one namespace on one port:
   --nqn NQN --device DEV --traddr ADDR [--trsvcid 4420] [--trtype rdma]
@@ -297,7 +298,7 @@ Spec example:
     ...dryRunFlag,
     force: {
       type: "boolean",
-      description: "With --prune: remove subsystems even while hosts are connected",
+      description: "With --prune: remove ports and subsystems even while hosts are connected",
     },
     prune: {
       type: "boolean",
@@ -399,8 +400,11 @@ export const targetDownCommand: CommandDetails = {
   description: `
 Removes the spec's ports, subsystems (with their namespaces and allowed-host links) and hosts in
 the kernel's order: port links, ports, namespaces, allowed hosts, subsystems, hosts. A host entry
-still allowed by a remaining subsystem stays. Refuses while hosts are connected to a subsystem it
-would remove, unless --force. A failed step rolls back what the run removed.`,
+still allowed by a remaining subsystem stays. Refuses while hosts are connected to what it would
+remove, unless --force: to a subsystem (nvmet's debugfs, this machine's own controllers) or to a
+port it removes or that serves a removed subsystem (the port's RDMA CM ids in state CONNECT and
+established TCP connections, which is how hosts on other machines show). A failed step rolls back
+what the run removed.`,
   options: {
     ...specFlag,
     all: { type: "boolean", description: "Remove every port, subsystem and host in nvmet" },

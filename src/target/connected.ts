@@ -157,14 +157,20 @@ export interface BusyReport {
   notes: string[];
 }
 
-/** The ports and subsystems the plan's steps remove or cut off. */
+/**
+ * The ports and subsystems the plan's steps remove or cut off. A link removed and made again in
+ * the same plan (a port whose address changes is unlinked, changed and relinked) is a change,
+ * not a removal.
+ */
 export function affected(
   live: LiveTree,
   steps: Step[],
 ): { ports: LivePort[]; subsystems: string[] } {
   const subsystems: string[] = [];
   const portIds = new Set<number>();
+  const relinked = new Set(steps.filter((s) => s.op === "link").map((s) => s.path));
   for (const s of steps) {
+    if (s.op === "unlink" && relinked.has(s.path)) continue;
     let m = /^subsystems\/([^/]+)$/.exec(s.path);
     if (s.op === "rmdir" && m) {
       subsystems.push(m[1]);

@@ -351,6 +351,36 @@ Deno.test("target down refuses while a remote host is connected to a tcp port, n
   assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/ports`).toArray(), []);
 });
 
+Deno.test("target up --prune refuses to drop a tcp port a remote host is connected to", async () => {
+  await using l = await lab();
+  const sub = { nqn: SUB1, allow_any_host: true, namespaces: [{ nsid: 1, device: l.dev[0] }] };
+  const spec = `${l.dir}/tcp.yaml`;
+  Deno.writeTextFileSync(
+    spec,
+    stringify({
+      subsystems: [sub],
+      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] }],
+    }),
+  );
+  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+  const proc = `${l.dir}/proc`;
+  Deno.mkdirSync(`${proc}/net`, { recursive: true });
+  Deno.writeTextFileSync(`${proc}/net/tcp`, PROC_NET_TCP);
+  const noPort = `${l.dir}/noport.yaml`;
+  Deno.writeTextFileSync(noPort, stringify({ subsystems: [sub] }));
+  const before = l.tree();
+  const r = await l.run(["target", "up", "-f", noPort, "--prune"], {
+    NVMEOF_PROC: proc,
+    NVMEOF_SYSFS: `${l.dir}/sys`,
+  });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /what --prune would remove: to port 1 \(tcp 10\.77\.0\.1:4420, serving '[^']+'\): 10\.77\.0\.2;/,
+  );
+  assert.deepEqual(l.tree(), before);
+});
+
 Deno.test("target down goes ahead once the remote host's connection is gone", async () => {
   await using l = await lab();
   const spec = `${l.dir}/tcp.yaml`;

@@ -110,7 +110,7 @@ Deno.test("portPeers lists each peer address once per port, sorted", () => {
   ]);
 });
 
-Deno.test("affected: removing a subsystem concerns the ports linked to it; removing or unlinking a port concerns that port", () => {
+Deno.test("affected: removing a subsystem concerns the ports linked to it; removing or unlinking a port concerns that port; a relink does not", () => {
   const steps: Step[] = [
     { op: "rmdir", path: `subsystems/${SUB1}` },
     { op: "unlink", path: `ports/2/subsystems/${SUB2}`, target: `subsystems/${SUB2}` },
@@ -119,6 +119,12 @@ Deno.test("affected: removing a subsystem concerns the ports linked to it; remov
   assert.deepEqual(a.subsystems, [SUB1]);
   assert.deepEqual(a.ports.map((p) => p.id), [1, 2]);
   assert.deepEqual(affected(LIVE, [{ op: "rmdir", path: "ports/3" }]).ports.map((p) => p.id), [3]);
+  const relink: Step[] = [
+    { op: "unlink", path: `ports/1/subsystems/${SUB1}`, target: `subsystems/${SUB1}` },
+    { op: "write", path: "ports/1/addr_traddr", value: "10.78.1.1", old: "10.78.0.1" },
+    { op: "link", path: `ports/1/subsystems/${SUB1}`, target: `subsystems/${SUB1}` },
+  ];
+  assert.deepEqual(affected(LIVE, relink), { ports: [], subsystems: [] });
   const ns: Step[] = [{ op: "rmdir", path: `subsystems/${SUB1}/namespaces/1` }];
   assert.deepEqual(affected(LIVE, ns), { ports: [], subsystems: [] });
 });

@@ -28,18 +28,18 @@ function exampleSpecs(dev: string[]): Array<[string, unknown]> {
   out.push(["nvmeof target up --help", parse(help.replace(/^ {2}/gm, ""))]);
   out.push(["tests/unit/target_fixtures.ts twoSubsystemSpec", twoSubsystemSpec(dev)]);
   const demo = Deno.readTextFileSync(`${ROOT}/scripts/lab-demo`);
-  const heredoc = /cat >"\$work\/target\.yaml" <<EOF\n([\s\S]*?)\nEOF\n/.exec(demo);
-  assert.ok(heredoc, "scripts/lab-demo still writes its spec with a heredoc");
+  const assigned = /\nspec="(hosts:[\s\S]*?)"\n/.exec(demo);
+  assert.ok(assigned, 'scripts/lab-demo still writes its spec from spec="…"');
   out.push([
     "scripts/lab-demo",
     parse(
-      heredoc[1]
+      assigned[1]
         .replaceAll(
           "$hostnqn",
           "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-0000000000d1",
         )
         .replaceAll("$NQN", "nqn.2026-11.io.nvmeof:lab-demo")
-        .replaceAll("$dev", dev[0])
+        .replaceAll("$DISK", dev[0])
         .replaceAll("$ADDR", "10.77.0.1"),
     ),
   ]);

@@ -281,3 +281,57 @@ export const TRANSPORT_NAMES: Readonly<Record<number, string>> = {
   3: "usNIC UDP",
   4: "unspecified",
 };
+
+/*
+ * Netlink (Linux uapi <linux/netlink.h>) and the RDMA subsystem's device interface
+ * (<rdma/rdma_netlink.h>, RDMA_NL_NLDEV): what `rdma resource show cm_id` asks the kernel.
+ */
+
+/** nlmsghdr.nlmsg_flags (NLM_F_<name>). */
+export const NLM_F = { REQUEST: 0x1, MULTI: 0x2, ACK: 0x4, DUMP: 0x300 } as const;
+
+/** Control message types (NLMSG_<name>). */
+export const NLMSG = { NOOP: 1, ERROR: 2, DONE: 3 } as const;
+
+/** Flag bits in nlattr.nla_type (NLA_F_<name>); the rest is the attribute type. */
+export const NLA_F = { NESTED: 1 << 15, NET_BYTEORDER: 1 << 14 } as const;
+
+/** The RDMA netlink client of the device interface; nlmsg_type = client << 10 | op. */
+export const RDMA_NL_NLDEV = 5;
+
+/** enum rdma_nldev_command (RDMA_NLDEV_CMD_<name>), the ones nvmeof sends. */
+export const RDMA_NLDEV_CMD = { GET: 1, RES_CM_ID_GET: 11 } as const;
+
+/** enum rdma_nldev_attr (RDMA_NLDEV_ATTR_<name>), the ones nvmeof reads. ABI: never renumbered. */
+export const RDMA_NLDEV_ATTR = {
+  DEV_INDEX: 1,
+  DEV_NAME: 2,
+  PORT_INDEX: 3,
+  RES_STATE: 27,
+  RES_PID: 28,
+  RES_KERN_NAME: 29,
+  RES_CM_ID: 30,
+  RES_CM_ID_ENTRY: 31,
+  RES_PS: 32,
+  RES_SRC_ADDR: 33,
+  RES_DST_ADDR: 34,
+  RES_CM_IDN: 63,
+} as const;
+
+/**
+ * The kernel's enum rdma_cm_state (drivers/infiniband/core/cma_priv.h, not uapi, but stable and
+ * printed by iproute2's `rdma resource show cm_id` under these names), by value.
+ */
+export const RDMA_CM_STATE_NAMES = [
+  "IDLE",
+  "ADDR_QUERY",
+  "ADDR_RESOLVED",
+  "ROUTE_QUERY",
+  "ROUTE_RESOLVED",
+  "CONNECT",
+  "DISCONNECT",
+  "ADDR_BOUND",
+  "LISTEN",
+  "DEVICE_REMOVAL",
+  "DESTROYING",
+] as const;

@@ -69,10 +69,12 @@ export const LIBC_SYMBOLS = {
   if_indextoname: { parameters: ["u32", "buffer"], result: "pointer" },
   /** int socket(int domain, int type, int protocol); */
   socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
-  /** int setsockopt(int sockfd, int level, int optname, const void *optval, socklen_t optlen); */
-  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  /** int bind(int sockfd, const struct sockaddr *addr, socklen_t addrlen); */
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
   /** int connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen); */
   connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  /** int setsockopt(int sockfd, int level, int optname, const void *optval, socklen_t optlen); */
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
   /** ssize_t send(int sockfd, const void *buf, size_t len, int flags); */
   send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
   /** ssize_t recv(int sockfd, void *buf, size_t len, int flags); */
@@ -115,6 +117,12 @@ export const IP_MTU_DISCOVER = 10;
 export const IPV6_MTU_DISCOVER = 23;
 /** Never fragment, set DF (IPv4); the same value for IPV6_MTU_DISCOVER. */
 export const IP_PMTUDISC_DO = 2;
+/** Netlink and socket-option constants of <linux/netlink.h> and <sys/socket.h> (x86_64 Linux). */
+export const AF_NETLINK = 16;
+export const SOL_SOCKET = 1;
+export const SO_RCVTIMEO = 20;
+/** The netlink protocol of the RDMA subsystem (<linux/netlink.h>). */
+export const NETLINK_RDMA = 20;
 /** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
 export const DIRENT_D_NAME = 19;
 

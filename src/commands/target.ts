@@ -6,8 +6,8 @@ import type { ConfigfsIo } from "../configfs/io.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import { applyPlan } from "../target/apply.ts";
-import { connectedHosts } from "../target/connected.ts";
-import { lockTarget, openNvmet, requireRoot } from "../target/env.ts";
+import { kernelSourceOptions, kernelSources, refuseWhileConnected } from "../target/connected.ts";
+import { lockTarget, openNvmet, requireRoot, standinMode } from "../target/env.ts";
 import { describeStep, planDown, planUp, type Step, stepData } from "../target/plan.ts";
 import { nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
@@ -238,17 +238,9 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     prune: v.prune === true,
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
-  const busy = steps.filter((s) => s.op === "rmdir" && /^subsystems\/[^/]+$/.test(s.path))
-    .flatMap((s) =>
-      connectedHosts(s.path.slice(11)).map((h) => `'${s.path.slice(11)}' (host '${h}')`)
-    );
-  if (busy.length && v.force !== true && !dryRun) {
-    throw new FailureError(
-      `Hosts are still connected to subsystems --prune would remove: ${
-        busy.join(", ")
-      }; nothing was changed.`,
-      { hint: "Disconnect them first (nvme disconnect -n NQN on the host), or pass --force." },
-    );
+  if (v.force !== true && !dryRun) {
+    const sources = kernelSources(kernelSourceOptions(standinMode()));
+    refuseWhileConnected(live, steps, { sources, doer: "--prune", note: ctx.note });
   }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, {
@@ -279,7 +271,8 @@ Reads the spec (YAML or JSON), validates all of it, then reconciles the live nvm
 in the kernel's order (hosts, subsystems, namespaces, ports, links). A second run changes nothing.
 If the kernel refuses a step, everything this run changed is put back. Loads nvmet and the
 transport modules and mounts configfs when they are missing. Objects the spec does not mention
-are left alone unless --prune.
+are left alone unless --prune; --prune refuses, unless --force, to remove a port or subsystem
+hosts are still connected to (see 'nvmeof target down --help').
 
 The one-line form covers one subsystem with one namespace on one port:
   --nqn NQN --device DEV --traddr ADDR [--trsvcid 4420] [--trtype rdma]
@@ -305,7 +298,7 @@ Spec example:
     ...dryRunFlag,
     force: {
       type: "boolean",
-      description: "With --prune: remove subsystems even while hosts are connected",
+      description: "With --prune: remove ports and subsystems even while hosts are connected",
     },
     prune: {
       type: "boolean",
@@ -385,23 +378,9 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
   const io = openNvmet(ctx.global.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all, spec });
-  const removed = new Set(
-    steps.filter((s) => s.op === "rmdir" && /^subsystems\/[^/]+$/.test(s.path)).map((s) =>
-      s.path.slice(11)
-    ),
-  );
-  const busy = [...removed].flatMap((nqn) =>
-    connectedHosts(nqn).map((h) => `'${nqn}' (host '${h}')`)
-  );
-  if (busy.length && v.force !== true && v["dry-run"] !== true) {
-    throw new FailureError(
-      `Hosts are still connected to subsystems this would remove: ${
-        busy.join(", ")
-      }; nothing was changed.`,
-      {
-        hint: "Disconnect them first (nvme disconnect -n NQN on the host), or pass --force.",
-      },
-    );
+  if (v.force !== true && v["dry-run"] !== true) {
+    const sources = kernelSources(kernelSourceOptions(standinMode()));
+    refuseWhileConnected(live, steps, { sources, note: ctx.note });
   }
   if (v["dry-run"] !== true && steps.length) applyPlan(io!, steps);
   const data: PlanResult = {
@@ -421,8 +400,11 @@ export const targetDownCommand: CommandDetails = {
   description: `
 Removes the spec's ports, subsystems (with their namespaces and allowed-host links) and hosts in
 the kernel's order: port links, ports, namespaces, allowed hosts, subsystems, hosts. A host entry
-still allowed by a remaining subsystem stays. Refuses while hosts are connected to a subsystem it
-would remove, unless --force. A failed step rolls back what the run removed.`,
+still allowed by a remaining subsystem stays. Refuses while hosts are connected to what it would
+remove, unless --force: to a subsystem (nvmet's debugfs, this machine's own controllers) or to a
+port it removes or that serves a removed subsystem (the port's RDMA CM ids in state CONNECT and
+established TCP connections, which is how hosts on other machines show). A failed step rolls back
+what the run removed.`,
   options: {
     ...specFlag,
     all: { type: "boolean", description: "Remove every port, subsystem and host in nvmet" },

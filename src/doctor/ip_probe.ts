@@ -5,7 +5,7 @@
  */
 import { readText } from "../fabrics/kfs.ts";
 import { isIpv4 } from "../fabrics/options.ts";
-import { canonicalAddress } from "../net/address.ts";
+import { canonicalIp } from "../net/address.ts";
 import { DEFAULT_PAYLOAD_SIZE, ICMP_HEADER_SIZE, IPV4_HEADER_SIZE } from "../net/icmp.ts";
 import { echo, EchoSocket } from "../net/ping.ts";
 import type { Devices, RouteView } from "./fabric.ts";
@@ -95,7 +95,7 @@ export async function observeIp(
 
 /** Adds the neighbour entry (read after every probe that could have resolved it). */
 export function withNeighbour(paths: DoctorPaths, v: IpView): IpView {
-  const n = readNeighbour(paths, canonicalAddress(v.gateway ?? v.traddr) ?? v.traddr);
+  const n = readNeighbour(paths, canonicalIp(v.gateway ?? v.traddr) ?? v.traddr);
   return n ? { ...v, neighbour: n } : v;
 }
 

@@ -1,23 +1,88 @@
 /**
- * IP addresses as the kernel compares them: one canonical text per address (RFC 5952 for IPv6,
- * an IPv4-mapped IPv6 address as its IPv4 form, no zone), and the addresses of this machine.
+ * IP addresses as the kernel hands them over (struct sockaddr_in/_in6, /proc/net/tcp hex) turned
+ * into one canonical text, so an address read from the kernel compares equal to the same address
+ * written in a port's configfs `addr_traddr` however it was spelled; and the addresses of this
+ * machine.
  */
-import { isIpv4 } from "../fabrics/options.ts";
+import { AF_INET, AF_INET6 } from "../../ffi/libc.ts";
+import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/structs.ts";
 import { parseIpv6 } from "../rdma/cm.ts";
-import { ipv6Text } from "../rdma/devices.ts";
 
-const MAPPED_PREFIX = "::ffff:";
+/** An IP address and port; `address` is canonical (see canonicalIp). */
+export interface SocketAddress {
+  address: string;
+  port: number;
+}
 
-/** The canonical text of an IPv4 or IPv6 address (zone dropped), or undefined when it is neither. */
-export function canonicalAddress(text: string): string | undefined {
-  const addr = text.split("%")[0];
-  if (isIpv4(addr)) return addr;
-  const bytes = parseIpv6(addr);
-  if (!bytes) return undefined;
-  const t = ipv6Text(bytes);
-  return t.startsWith(MAPPED_PREFIX) && isIpv4(t.slice(MAPPED_PREFIX.length))
-    ? t.slice(MAPPED_PREFIX.length)
-    : t;
+/**
+ * Canonical text of 4 or 16 address bytes: dotted IPv4; IPv6 in RFC 5952 form (lower case, the
+ * longest run of two or more zero words as `::`); an IPv4-mapped IPv6 address (::ffff:a.b.c.d)
+ * as its IPv4 address, since that is the peer a dual-stack socket talks to.
+ */
+export function formatIp(bytes: Uint8Array): string {
+  if (bytes.length === 4) return [...bytes].join(".");
+  if (bytes.length !== 16) {
+    throw new RangeError(`an IP address has 4 or 16 bytes, not ${bytes.length}`);
+  }
+  if (bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) {
+    return [...bytes.subarray(12)].join(".");
+  }
+  const words = Array.from({ length: 8 }, (_, i) => (bytes[2 * i] << 8) | bytes[2 * i + 1]);
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (words[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && words[j] === 0) j++;
+    if (j - i > bestLen) [best, bestLen] = [i, j - i];
+    i = j;
+  }
+  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(":");
+  if (best < 0) return hex(words);
+  return `${hex(words.slice(0, best))}::${hex(words.slice(best + bestLen))}`;
+}
+
+/**
+ * The canonical text of an IPv4 or IPv6 address written any valid way (an IPv6 zone, `%eth0`, is
+ * dropped: the kernel compares addresses without it); undefined if it is none.
+ */
+export function canonicalIp(written: string): string | undefined {
+  const text = written.split("%")[0];
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text.trim());
+  if (v4) {
+    const b = v4.slice(1).map(Number);
+    return b.every((x) => x <= 255) ? b.join(".") : undefined;
+  }
+  const v6 = parseIpv6(text.trim());
+  return v6 ? formatIp(v6) : undefined;
+}
+
+/** True for the wildcard addresses a listener binds to all addresses with. */
+export function isAnyAddress(address: string): boolean {
+  return address === "0.0.0.0" || address === "::";
+}
+
+/** A struct sockaddr_in or sockaddr_in6 (e.g. inside a sockaddr_storage); undefined for others. */
+export function parseSockaddr(bytes: Uint8Array): SocketAddress | undefined {
+  if (bytes.length < 2) return undefined;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const family = dv.getUint16(0, true);
+  if (family === AF_INET && bytes.length >= SOCKADDR_IN.sin_addr + 4) {
+    return {
+      address: formatIp(bytes.subarray(SOCKADDR_IN.sin_addr, SOCKADDR_IN.sin_addr + 4)),
+      port: dv.getUint16(SOCKADDR_IN.sin_port, false),
+    };
+  }
+  if (family === AF_INET6 && bytes.length >= SOCKADDR_IN6.sin6_addr + 16) {
+    return {
+      address: formatIp(bytes.subarray(SOCKADDR_IN6.sin6_addr, SOCKADDR_IN6.sin6_addr + 16)),
+      port: dv.getUint16(SOCKADDR_IN6.sin6_port, false),
+    };
+  }
+  return undefined;
 }
 
 /** One address of a local interface. */
@@ -38,7 +103,7 @@ export function localAddresses(): LocalAddress[] {
 
 /** The local interface that holds `addr` (compared in canonical form), if any. */
 export function localInterfaceOf(addr: string, local: LocalAddress[]): LocalAddress | undefined {
-  const want = canonicalAddress(addr);
+  const want = canonicalIp(addr);
   if (want === undefined) return undefined;
-  return local.find((l) => canonicalAddress(l.address) === want);
+  return local.find((l) => canonicalIp(l.address) === want);
 }

@@ -1,9 +1,62 @@
 /**
- * Which hosts are connected to a subsystem, as far as this kernel tells: nvmet's debugfs
- * (`/sys/kernel/debug/nvmet/<subnqn>/ctrl<N>/hostnqn`, newer kernels) and this host's own
- * fabrics controllers (a host connected over loopback to its own target).
+ * Who is still using what a plan would remove, as far as this kernel tells:
+ *
+ *  - per subsystem: nvmet's debugfs (`<sysfs>/kernel/debug/nvmet/<subnqn>/ctrl<N>/hostnqn`, newer
+ *    kernels) and this machine's own fabrics controllers (a host connected over loopback);
+ *  - per port, for hosts on other machines (what a storage server on a kernel without that
+ *    debugfs still sees): the RDMA core's connection manager ids in state CONNECT whose source
+ *    is an rdma port's address (nvmet-rdma's queues), and established TCP connections whose
+ *    local end is a tcp port's address (nvmet-tcp's queues).
+ *
+ * A queue does not say which subsystem it serves, so removing a port, a subsystem linked to a
+ * port, or such a link is refused while the port has connected hosts.
  */
+import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
 import { listDir, readText } from "../fabrics/kfs.ts";
+import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
+import { establishedTcp } from "../net/proc_tcp.ts";
+import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";
+import { FailureError } from "../errors.ts";
+import type { Step } from "./plan.ts";
+
+/** A connection seen by the kernel: the transport, this machine's end and the peer's. */
+export interface PeerConnection {
+  trtype: "rdma" | "tcp";
+  local: SocketAddress;
+  remote: SocketAddress;
+}
+
+/** Where the connections come from; each reader is called only when a port of its kind matters. */
+export interface PeerSources {
+  /** RDMA connection manager ids; throws when the RDMA netlink interface cannot be read. */
+  cmIds(): CmIdEntry[];
+  /** Established TCP connections. */
+  tcp(): { local: SocketAddress; remote: SocketAddress }[];
+  /** Host NQNs with a controller on `subnqn` (debugfs, local fabrics controllers). */
+  hostsOf(subnqn: string): string[];
+}
+
+/** Roots the kernel sources are read below. */
+export interface KernelSourceOptions {
+  /** procfs root (`net/tcp`, `net/tcp6`), default `/proc` (NVMEOF_PROC). */
+  proc: string;
+  /** sysfs root (`kernel/debug/nvmet`, `class/nvme`), default `/sys` (NVMEOF_SYSFS). */
+  sysfs: string;
+  /** Ask the running kernel's RDMA netlink for CM ids (false with a stand-in configfs). */
+  rdma: boolean;
+}
+
+/** The roots of the running host, with NVMEOF_PROC/NVMEOF_SYSFS applied. */
+export function kernelSourceOptions(
+  standin: boolean,
+  env: (name: string) => string | undefined = Deno.env.get,
+): KernelSourceOptions {
+  return {
+    proc: env("NVMEOF_PROC") || "/proc",
+    sysfs: env("NVMEOF_SYSFS") || "/sys",
+    rdma: !standin,
+  };
+}
 
 function list(dir: string): string[] {
   try {
@@ -21,19 +74,192 @@ function read(path: string): string | undefined {
   }
 }
 
-/** Host NQNs connected to `subnqn` (empty when none are known). */
-export function connectedHosts(subnqn: string): string[] {
+/** Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers. */
+export function subsystemHosts(subnqn: string, sysfs = "/sys"): string[] {
   const hosts = new Set<string>();
-  const dbg = `/sys/kernel/debug/nvmet/${subnqn}`;
+  const dbg = `${sysfs}/kernel/debug/nvmet/${subnqn}`;
   for (const c of list(dbg)) {
     if (c.startsWith("ctrl")) hosts.add(read(`${dbg}/${c}/hostnqn`) ?? c);
   }
-  for (const c of list("/sys/class/nvme")) {
-    const base = `/sys/class/nvme/${c}`;
+  for (const c of list(`${sysfs}/class/nvme`)) {
+    const base = `${sysfs}/class/nvme/${c}`;
     if (read(`${base}/subsysnqn`) !== subnqn) continue;
     const transport = read(`${base}/transport`);
     if (transport === "pcie" || transport === undefined) continue;
     hosts.add(read(`${base}/hostnqn`) ?? c);
   }
   return [...hosts];
+}
+
+/** The sources of the running kernel. */
+export function kernelSources(o: KernelSourceOptions): PeerSources {
+  return {
+    cmIds: () => o.rdma ? readCmIds() : [],
+    tcp: () => establishedTcp(o.proc),
+    hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs),
+  };
+}
+
+/** The connections of RDMA CM ids: nvmet-rdma's queues are the connected ones (state CONNECT). */
+export function rdmaConnections(ids: CmIdEntry[]): PeerConnection[] {
+  return ids.flatMap((id) =>
+    id.state === "CONNECT" && id.src && id.dst
+      ? [{ trtype: "rdma" as const, local: id.src, remote: id.dst }]
+      : []
+  );
+}
+
+/** Remote hosts connected to one port. */
+export interface PortPeers {
+  port: number;
+  trtype: string;
+  traddr: string;
+  trsvcid: string;
+  /** Subsystems linked to the port. */
+  subsystems: string[];
+  /** Peer addresses, sorted, each once. */
+  hosts: string[];
+}
+
+/** Whether a connection's local end is the port's listening address (a wildcard takes any). */
+export function portServes(port: LivePort, c: PeerConnection): boolean {
+  if (port.attr.addr_trtype !== c.trtype) return false;
+  if (Number(port.attr.addr_trsvcid) !== c.local.port) return false;
+  const traddr = canonicalIp(port.attr.addr_traddr ?? "");
+  return traddr !== undefined && (isAnyAddress(traddr) || traddr === c.local.address);
+}
+
+/** Per port with peers: the peer addresses whose connection ends at the port. */
+export function portPeers(ports: LivePort[], conns: PeerConnection[]): PortPeers[] {
+  const out: PortPeers[] = [];
+  for (const p of ports) {
+    const hosts = [...new Set(conns.filter((c) => portServes(p, c)).map((c) => c.remote.address))];
+    if (!hosts.length) continue;
+    out.push({
+      port: p.id,
+      trtype: p.attr.addr_trtype,
+      traddr: p.attr.addr_traddr ?? "",
+      trsvcid: p.attr.addr_trsvcid ?? "",
+      subsystems: p.subsystems,
+      hosts: hosts.sort(),
+    });
+  }
+  return out;
+}
+
+/** What a plan takes away from connected hosts. */
+export interface BusyReport {
+  /** Ports removed or unlinked, or linked to a removed subsystem, that have connected hosts. */
+  ports: PortPeers[];
+  /** Removed subsystems with host NQNs known to be connected to them. */
+  subsystems: { nqn: string; hosts: string[] }[];
+  /** Sources that could not be read (the answer may be incomplete). */
+  notes: string[];
+}
+
+/**
+ * The ports and subsystems the plan's steps remove or cut off. A link removed and made again in
+ * the same plan (a port whose address changes is unlinked, changed and relinked) is a change,
+ * not a removal.
+ */
+export function affected(
+  live: LiveTree,
+  steps: Step[],
+): { ports: LivePort[]; subsystems: string[] } {
+  const subsystems: string[] = [];
+  const portIds = new Set<number>();
+  const relinked = new Set(steps.filter((s) => s.op === "link").map((s) => s.path));
+  for (const s of steps) {
+    if (s.op === "unlink" && relinked.has(s.path)) continue;
+    let m = /^subsystems\/([^/]+)$/.exec(s.path);
+    if (s.op === "rmdir" && m) {
+      subsystems.push(m[1]);
+      for (const p of live.ports) if (p.subsystems.includes(m[1])) portIds.add(p.id);
+      continue;
+    }
+    m = /^ports\/(\d+)(\/subsystems\/[^/]+)?$/.exec(s.path);
+    if (m && ((s.op === "rmdir" && !m[2]) || (s.op === "unlink" && m[2]))) {
+      portIds.add(Number(m[1]));
+    }
+  }
+  return { ports: live.ports.filter((p) => portIds.has(p.id)), subsystems };
+}
+
+/** Who is still connected to what the plan removes. */
+export function busyReport(live: LiveTree, steps: Step[], sources: PeerSources): BusyReport {
+  const { ports, subsystems } = affected(live, steps);
+  const notes: string[] = [];
+  const conns: PeerConnection[] = [];
+  if (ports.some((p) => p.attr.addr_trtype === "rdma")) {
+    try {
+      conns.push(...rdmaConnections(sources.cmIds()));
+    } catch (err) {
+      notes.push(
+        `Cannot list RDMA connections (${
+          (err as Error).message
+        }); hosts connected over rdma are not known.`,
+      );
+    }
+  }
+  if (ports.some((p) => p.attr.addr_trtype === "tcp")) {
+    conns.push(...sources.tcp().map((c) => ({ trtype: "tcp" as const, ...c })));
+  }
+  return {
+    ports: portPeers(ports, conns),
+    subsystems: subsystems.map((nqn) => ({ nqn, hosts: sources.hostsOf(nqn) }))
+      .filter((s) => s.hosts.length),
+    notes,
+  };
+}
+
+/** True when the report names any connected host. */
+export function isBusy(r: BusyReport): boolean {
+  return r.ports.length > 0 || r.subsystems.length > 0;
+}
+
+/**
+ * The refusal's sentence, e.g. "Hosts are still connected to what this would remove: to port 1
+ * (rdma 10.78.0.1:4420, serving 'nqn…'): 10.78.0.2; nothing was changed."
+ */
+export function busyMessage(r: BusyReport, doer = "this"): string {
+  const parts = [
+    ...r.ports.map((p) => {
+      const serving = p.subsystems.length
+        ? `, serving ${p.subsystems.map((s) => `'${s}'`).join(", ")}`
+        : "";
+      const host = p.traddr.includes(":") ? `[${p.traddr}]` : p.traddr;
+      return `to port ${p.port} (${p.trtype} ${host}:${p.trsvcid}${serving}): ${
+        p.hosts.join(", ")
+      }`;
+    }),
+    ...r.subsystems.map((s) =>
+      `to subsystem '${s.nqn}': ${s.hosts.map((h) => `host '${h}'`).join(", ")}`
+    ),
+  ];
+  return `Hosts are still connected to what ${doer} would remove: ${
+    parts.join("; ")
+  }; nothing was changed.`;
+}
+
+/** What to do about a refusal. */
+export const BUSY_HINT =
+  "Disconnect them first (nvme disconnect -n NQN on each host), or pass --force to remove it anyway.";
+
+/** Options of refuseWhileConnected. */
+export interface RefuseOptions {
+  sources: PeerSources;
+  /** Who would remove it, for the message ("this", "--prune"). */
+  doer?: string;
+  /** Where the notes about unreadable sources go. */
+  note?: (line: string) => void;
+}
+
+/**
+ * Throws FailureError (exit 1) naming the hosts when any is still connected to what the plan's
+ * steps remove; returns quietly otherwise.
+ */
+export function refuseWhileConnected(live: LiveTree, steps: Step[], o: RefuseOptions): void {
+  const r = busyReport(live, steps, o.sources);
+  for (const n of r.notes) o.note?.(`warning: ${n}`);
+  if (isBusy(r)) throw new FailureError(busyMessage(r, o.doer), { hint: BUSY_HINT });
 }

@@ -309,6 +309,105 @@ Deno.test("target down --all removes everything in order and leaves nvmet empty"
   assert.match(again.stdout, /^Nothing to remove/);
 });
 
+/** A stand-in /proc/net/tcp: nvmet-tcp on 10.77.0.1:4420 (0x1144) listening, and 10.77.0.2 connected. */
+const PROC_NET_TCP =
+  `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 01004D0A:1144 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12446 1 0 100 0 0 10 0
+   1: 01004D0A:1144 02004D0A:E354 01 00000000:00000000 00:00000000 00000000     0        0 12450 1 0 21 4 29 10 -1
+`;
+
+Deno.test("target down refuses while a remote host is connected to a tcp port, naming host and port; --force removes", async () => {
+  await using l = await lab();
+  const spec = `${l.dir}/tcp.yaml`;
+  Deno.writeTextFileSync(
+    spec,
+    stringify({
+      subsystems: [{
+        nqn: SUB1,
+        allow_any_host: true,
+        namespaces: [{ nsid: 1, device: l.dev[0] }],
+      }],
+      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] }],
+    }),
+  );
+  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+  const proc = `${l.dir}/proc`;
+  Deno.mkdirSync(`${proc}/net`, { recursive: true });
+  Deno.writeTextFileSync(`${proc}/net/tcp`, PROC_NET_TCP);
+  const env = { NVMEOF_PROC: proc, NVMEOF_SYSFS: `${l.dir}/sys` };
+  const before = l.tree();
+  const r = await l.run(["target", "down", "--all"], env);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `to port 1 \\(tcp 10\\.77\\.0\\.1:4420, serving '${SUB1}'\\): 10\\.77\\.0\\.2; nothing was changed`,
+    ),
+  );
+  assert.match(r.stderr, /--force/);
+  assert.deepEqual(l.tree(), before);
+  const forced = await l.run(["target", "down", "--all", "--force"], env);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/ports`).toArray(), []);
+});
+
+Deno.test("target up --prune refuses to drop a tcp port a remote host is connected to", async () => {
+  await using l = await lab();
+  const sub = { nqn: SUB1, allow_any_host: true, namespaces: [{ nsid: 1, device: l.dev[0] }] };
+  const spec = `${l.dir}/tcp.yaml`;
+  Deno.writeTextFileSync(
+    spec,
+    stringify({
+      subsystems: [sub],
+      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] }],
+    }),
+  );
+  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+  const proc = `${l.dir}/proc`;
+  Deno.mkdirSync(`${proc}/net`, { recursive: true });
+  Deno.writeTextFileSync(`${proc}/net/tcp`, PROC_NET_TCP);
+  const noPort = `${l.dir}/noport.yaml`;
+  Deno.writeTextFileSync(noPort, stringify({ subsystems: [sub] }));
+  const before = l.tree();
+  const r = await l.run(["target", "up", "-f", noPort, "--prune"], {
+    NVMEOF_PROC: proc,
+    NVMEOF_SYSFS: `${l.dir}/sys`,
+  });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /what --prune would remove: to port 1 \(tcp 10\.77\.0\.1:4420, serving '[^']+'\): 10\.77\.0\.2;/,
+  );
+  assert.deepEqual(l.tree(), before);
+});
+
+Deno.test("target down goes ahead once the remote host's connection is gone", async () => {
+  await using l = await lab();
+  const spec = `${l.dir}/tcp.yaml`;
+  Deno.writeTextFileSync(
+    spec,
+    stringify({
+      subsystems: [{
+        nqn: SUB1,
+        allow_any_host: true,
+        namespaces: [{ nsid: 1, device: l.dev[0] }],
+      }],
+      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] }],
+    }),
+  );
+  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+  const proc = `${l.dir}/proc`;
+  Deno.mkdirSync(`${proc}/net`, { recursive: true });
+  // Only the listener is left (state 0A).
+  Deno.writeTextFileSync(`${proc}/net/tcp`, PROC_NET_TCP.split("\n").slice(0, 2).join("\n") + "\n");
+  const r = await l.run(["target", "down", "--all"], {
+    NVMEOF_PROC: proc,
+    NVMEOF_SYSFS: `${l.dir}/sys`,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/subsystems`).toArray(), []);
+});
+
 Deno.test("DH-HMAC-CHAP keys go to configfs from a 0600 file and are never printed", async () => {
   await using l = await lab();
   const key = `${l.dir}/host1.key`;

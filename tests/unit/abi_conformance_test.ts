@@ -15,7 +15,13 @@ import {
   IBV_WC_OPCODE,
   IBV_WC_STATUS_NAMES,
   IBV_WR,
+  NLA_F,
+  NLM_F,
+  NLMSG,
   RDMA_CM_EVENT,
+  RDMA_NL_NLDEV,
+  RDMA_NLDEV_ATTR,
+  RDMA_NLDEV_CMD,
   RDMA_PS_TCP,
 } from "../../ffi/enums.ts";
 
@@ -31,6 +37,12 @@ function enumChecks(): [string, number][] {
   for (const [k, v] of Object.entries(IBV_WC_OPCODE)) out.push([`IBV_WC_${k}`, v]);
   IBV_WC_STATUS_NAMES.forEach((n, i) => out.push([`IBV_WC_${n}`, i]));
   out.push(["RDMA_PS_TCP", RDMA_PS_TCP]);
+  for (const [k, v] of Object.entries(NLM_F)) out.push([`NLM_F_${k}`, v]);
+  for (const [k, v] of Object.entries(NLMSG)) out.push([`NLMSG_${k}`, v]);
+  for (const [k, v] of Object.entries(NLA_F)) out.push([`NLA_F_${k}`, v]);
+  out.push(["RDMA_NL_NLDEV", RDMA_NL_NLDEV]);
+  for (const [k, v] of Object.entries(RDMA_NLDEV_CMD)) out.push([`RDMA_NLDEV_CMD_${k}`, v]);
+  for (const [k, v] of Object.entries(RDMA_NLDEV_ATTR)) out.push([`RDMA_NLDEV_ATTR_${k}`, v]);
   return out;
 }
 
@@ -40,6 +52,10 @@ function probeSource(): string {
     "#include <stdio.h>",
     "#include <poll.h>",
     "#include <netinet/in.h>",
+    "#include <sys/time.h>",
+    "#include <linux/socket.h>",
+    "#include <linux/netlink.h>",
+    "#include <rdma/rdma_netlink.h>",
     "#include <infiniband/verbs.h>",
     "#include <rdma/rdma_cma.h>",
     "int main(void) {",

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { chooseRole } from "../../src/doctor/role.ts";
-import { canonicalAddress, localInterfaceOf } from "../../src/net/address.ts";
+import { canonicalIp, localInterfaceOf } from "../../src/net/address.ts";
 
 const LOCAL = [
   { name: "lo", address: "127.0.0.1" },
@@ -15,11 +15,11 @@ const LOCAL = [
 ];
 
 Deno.test("canonical addresses: RFC 5952 IPv6, IPv4-mapped as IPv4, zone dropped, junk undefined", () => {
-  assert.equal(canonicalAddress("10.78.0.1"), "10.78.0.1");
-  assert.equal(canonicalAddress("FD00:0078:0000:0000:0000:0000:0000:0002"), "fd00:78::2");
-  assert.equal(canonicalAddress("::ffff:10.78.0.2"), "10.78.0.2");
-  assert.equal(canonicalAddress("fe80::5054:ff:fe78:102%fab1"), "fe80::5054:ff:fe78:102");
-  assert.equal(canonicalAddress("target.example"), undefined);
+  assert.equal(canonicalIp("10.78.0.1"), "10.78.0.1");
+  assert.equal(canonicalIp("FD00:0078:0000:0000:0000:0000:0000:0002"), "fd00:78::2");
+  assert.equal(canonicalIp("::ffff:10.78.0.2"), "10.78.0.2");
+  assert.equal(canonicalIp("fe80::5054:ff:fe78:102%fab1"), "fe80::5054:ff:fe78:102");
+  assert.equal(canonicalIp("target.example"), undefined);
 });
 
 Deno.test("a local interface is found by any spelling of its address", () => {

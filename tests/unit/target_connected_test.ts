@@ -1,0 +1,188 @@
+/**
+ * Which connected hosts a removal would cut off: connections matched to nvmet ports by transport
+ * and local address, the ports and subsystems a plan touches, and the refusal's wording.
+ */
+import assert from "node:assert/strict";
+import type { LivePort, LiveTree } from "../../src/configfs/nvmet.ts";
+import { FailureError } from "../../src/errors.ts";
+import type { CmIdEntry } from "../../src/rdma/restrack.ts";
+import {
+  affected,
+  busyMessage,
+  busyReport,
+  type PeerSources,
+  portPeers,
+  portServes,
+  rdmaConnections,
+  refuseWhileConnected,
+} from "../../src/target/connected.ts";
+import type { Step } from "../../src/target/plan.ts";
+
+const SUB1 = "nqn.2026-10.pk.nextgen:pool-1";
+const SUB2 = "nqn.2026-10.pk.nextgen:pool-2";
+
+function port(
+  id: number,
+  trtype: string,
+  traddr: string,
+  trsvcid: string,
+  subs: string[],
+): LivePort {
+  return {
+    id,
+    attr: { addr_trtype: trtype, addr_adrfam: "ipv4", addr_traddr: traddr, addr_trsvcid: trsvcid },
+    subsystems: subs,
+  };
+}
+
+const LIVE: LiveTree = {
+  hosts: [],
+  subsystems: [SUB1, SUB2].map((nqn) => ({ nqn, attr: {}, allowed_hosts: [], namespaces: [] })),
+  ports: [
+    port(1, "rdma", "10.78.0.1", "4420", [SUB1]),
+    port(2, "tcp", "10.78.0.1", "4420", [SUB2]),
+    port(3, "tcp", "0.0.0.0", "4430", []),
+  ],
+};
+
+function cmId(state: string, src: [string, number], dst: [string, number]): CmIdEntry {
+  return {
+    device: "rxe0",
+    port: 1,
+    state,
+    ps: 0x106,
+    kernName: "nvmet_rdma",
+    src: { address: src[0], port: src[1] },
+    dst: { address: dst[0], port: dst[1] },
+  };
+}
+
+function sources(o: Partial<PeerSources> = {}): PeerSources {
+  return { cmIds: () => [], tcp: () => [], hostsOf: () => [], ...o };
+}
+
+const RDMA_QUEUES = [
+  cmId("LISTEN", ["10.78.0.1", 4420], ["0.0.0.0", 0]),
+  cmId("CONNECT", ["10.78.0.1", 4420], ["10.78.0.2", 32950]),
+  cmId("CONNECT", ["10.78.0.1", 4420], ["10.78.0.2", 52798]),
+  cmId("DISCONNECT", ["10.78.0.1", 4420], ["10.78.0.3", 40000]),
+];
+
+Deno.test("rdmaConnections keeps only CM ids in state CONNECT", () => {
+  assert.deepEqual(rdmaConnections(RDMA_QUEUES).map((c) => c.remote.address), [
+    "10.78.0.2",
+    "10.78.0.2",
+  ]);
+});
+
+Deno.test("portServes matches transport, service id and address; a wildcard port takes any address", () => {
+  const c = (trtype: "rdma" | "tcp", address: string, p: number) => ({
+    trtype,
+    local: { address, port: p },
+    remote: { address: "10.78.0.2", port: 1 },
+  });
+  assert.equal(portServes(LIVE.ports[0], c("rdma", "10.78.0.1", 4420)), true);
+  assert.equal(portServes(LIVE.ports[0], c("tcp", "10.78.0.1", 4420)), false);
+  assert.equal(portServes(LIVE.ports[0], c("rdma", "10.78.0.1", 4421)), false);
+  assert.equal(portServes(LIVE.ports[0], c("rdma", "10.78.1.1", 4420)), false);
+  assert.equal(portServes(LIVE.ports[2], c("tcp", "192.168.1.1", 4430)), true);
+  const v6 = port(4, "tcp", "FD00:0::1", "4420", []);
+  assert.equal(portServes(v6, c("tcp", "fd00::1", 4420)), true);
+});
+
+Deno.test("portPeers lists each peer address once per port, sorted", () => {
+  const conns = [
+    ...rdmaConnections(RDMA_QUEUES),
+    {
+      trtype: "tcp" as const,
+      local: { address: "10.78.0.1", port: 4420 },
+      remote: { address: "10.78.0.4", port: 1 },
+    },
+    {
+      trtype: "tcp" as const,
+      local: { address: "10.78.0.1", port: 4420 },
+      remote: { address: "10.78.0.3", port: 2 },
+    },
+  ];
+  assert.deepEqual(portPeers(LIVE.ports, conns).map((p) => [p.port, p.hosts]), [
+    [1, ["10.78.0.2"]],
+    [2, ["10.78.0.3", "10.78.0.4"]],
+  ]);
+});
+
+Deno.test("affected: removing a subsystem concerns the ports linked to it; removing or unlinking a port concerns that port; a relink does not", () => {
+  const steps: Step[] = [
+    { op: "rmdir", path: `subsystems/${SUB1}` },
+    { op: "unlink", path: `ports/2/subsystems/${SUB2}`, target: `subsystems/${SUB2}` },
+  ];
+  const a = affected(LIVE, steps);
+  assert.deepEqual(a.subsystems, [SUB1]);
+  assert.deepEqual(a.ports.map((p) => p.id), [1, 2]);
+  assert.deepEqual(affected(LIVE, [{ op: "rmdir", path: "ports/3" }]).ports.map((p) => p.id), [3]);
+  const relink: Step[] = [
+    { op: "unlink", path: `ports/1/subsystems/${SUB1}`, target: `subsystems/${SUB1}` },
+    { op: "write", path: "ports/1/addr_traddr", value: "10.78.1.1", old: "10.78.0.1" },
+    { op: "link", path: `ports/1/subsystems/${SUB1}`, target: `subsystems/${SUB1}` },
+  ];
+  assert.deepEqual(affected(LIVE, relink), { ports: [], subsystems: [] });
+  const ns: Step[] = [{ op: "rmdir", path: `subsystems/${SUB1}/namespaces/1` }];
+  assert.deepEqual(affected(LIVE, ns), { ports: [], subsystems: [] });
+});
+
+Deno.test("busyReport reads RDMA only for rdma ports and TCP only for tcp ports", () => {
+  let rdmaReads = 0;
+  let tcpReads = 0;
+  const s = sources({
+    cmIds: () => (rdmaReads++, RDMA_QUEUES),
+    tcp: () => (tcpReads++, []),
+  });
+  const r = busyReport(LIVE, [{ op: "rmdir", path: `subsystems/${SUB1}` }], s);
+  assert.equal(rdmaReads, 1);
+  assert.equal(tcpReads, 0);
+  assert.deepEqual(r.ports.map((p) => p.port), [1]);
+});
+
+Deno.test("busyReport keeps going when RDMA cannot be read, and says so", () => {
+  const s = sources({
+    cmIds: () => {
+      throw new Error("socket() failed: EPROTONOSUPPORT");
+    },
+    hostsOf: (nqn) => nqn === SUB1 ? ["nqn.host-a"] : [],
+  });
+  const r = busyReport(LIVE, [{ op: "rmdir", path: `subsystems/${SUB1}` }], s);
+  assert.deepEqual(r.ports, []);
+  assert.deepEqual(r.subsystems, [{ nqn: SUB1, hosts: ["nqn.host-a"] }]);
+  assert.match(r.notes[0], /Cannot list RDMA connections .*EPROTONOSUPPORT/);
+});
+
+Deno.test("busyMessage names the port, its address, what it serves and the peer addresses", () => {
+  const r = busyReport(
+    LIVE,
+    [{ op: "rmdir", path: `subsystems/${SUB1}` }],
+    sources({ cmIds: () => RDMA_QUEUES, hostsOf: () => ["nqn.host-a"] }),
+  );
+  assert.equal(
+    busyMessage(r),
+    `Hosts are still connected to what this would remove: to port 1 (rdma 10.78.0.1:4420, serving '${SUB1}'): 10.78.0.2; to subsystem '${SUB1}': host 'nqn.host-a'; nothing was changed.`,
+  );
+  const v6 = { ports: [{ ...r.ports[0], traddr: "fd00::1" }], subsystems: [], notes: [] };
+  assert.match(
+    busyMessage(v6, "--prune"),
+    /what --prune would remove: to port 1 \(rdma \[fd00::1\]:4420/,
+  );
+});
+
+Deno.test("refuseWhileConnected throws a FailureError with the --force hint, and passes when idle", () => {
+  const steps: Step[] = [{ op: "rmdir", path: "ports/2" }];
+  const tcp = () => [{
+    local: { address: "10.78.0.1", port: 4420 },
+    remote: { address: "10.78.0.2", port: 40000 },
+  }];
+  assert.throws(
+    () => refuseWhileConnected(LIVE, steps, { sources: sources({ tcp }) }),
+    (err: unknown) =>
+      err instanceof FailureError && /port 2 \(tcp 10\.78\.0\.1:4420/.test(err.message) &&
+      /--force/.test(err.hint ?? ""),
+  );
+  refuseWhileConnected(LIVE, steps, { sources: sources() });
+});

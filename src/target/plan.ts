@@ -15,6 +15,7 @@ import {
   PORT_ATTRS,
   SUBSYSTEM_ATTRS,
 } from "../configfs/nvmet.ts";
+import { derivedNamespaceUuid, derivedSerial } from "./identity.ts";
 import { normalizeNguid, type PortSpec, type SubsystemSpec, type TargetSpec } from "./spec.ts";
 
 /** One configfs operation. Paths are relative to the nvmet root. */
@@ -80,6 +81,8 @@ function sameUuid(a: string, b: string): boolean {
 function sameAttr(name: string, live: string | undefined, want: string): boolean {
   if (live === undefined) return false;
   if (name === "ieee_oui") return parseInt(live, 16) === parseInt(want, 16);
+  // nvmet pads a serial shorter than 20 characters with spaces when it shows it.
+  if (name === "serial") return live.trimEnd() === want.trimEnd();
   if (name === "addr_tsas" && want === "none") return live === "none" || live === "";
   return live === want;
 }
@@ -173,7 +176,11 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
     const dir = nvmetPath.subsystem(s.nqn);
     const cur = liveSubs.get(s.nqn);
     if (!cur) steps.push({ op: "mkdir", path: dir });
-    for (const [k, v] of Object.entries(subsystemAttrs(s))) {
+    const attrs = subsystemAttrs(s);
+    // A new subsystem gets a serial that is the same on every boot (identity.ts); one that exists
+    // keeps whatever serial it has unless the spec names one.
+    if (!cur && attrs.serial === undefined) attrs.serial = derivedSerial(s.nqn);
+    for (const [k, v] of Object.entries(attrs)) {
       const old = cur?.attr[k];
       if (!sameAttr(k, old, v)) {
         steps.push({
@@ -196,11 +203,13 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
           old: was?.device_path ?? "",
         });
       }
-      if (ns.uuid && !(was && sameUuid(was.device_uuid, ns.uuid))) {
+      // A new namespace gets a UUID that is the same on every boot unless the spec names one.
+      const uuid = ns.uuid ?? (was ? undefined : derivedNamespaceUuid(s.nqn, ns.nsid));
+      if (uuid && !(was && sameUuid(was.device_uuid, uuid))) {
         writes.push({
           op: "write",
           path: `${nsDir}/device_uuid`,
-          value: ns.uuid,
+          value: uuid,
           ...(was ? { old: was.device_uuid } : {}),
         });
       }

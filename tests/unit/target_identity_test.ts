@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { derivedNamespaceUuid, derivedSerial } from "../../src/target/identity.ts";
+import { planUp } from "../../src/target/plan.ts";
+import type { LiveTree } from "../../src/configfs/nvmet.ts";
+import type { TargetSpec } from "../../src/target/spec.ts";
+
+const NQN = "nqn.2026-11.io.nvmeof:identity";
+
+function spec(uuid?: string): TargetSpec {
+  return {
+    hosts: [],
+    subsystems: [{
+      nqn: NQN,
+      allow_any_host: true,
+      hosts: [],
+      namespaces: [{ nsid: 1, device: "/dev/vdb", enabled: true, ...(uuid ? { uuid } : {}) }],
+    }],
+    ports: [],
+  } as unknown as TargetSpec;
+}
+
+const EMPTY = { hosts: [], subsystems: [], ports: [] } as unknown as LiveTree;
+
+Deno.test("a new subsystem and namespace get a serial and UUID that are the same on every boot", () => {
+  const serial = derivedSerial(NQN);
+  assert.match(serial, /^[0-9a-f]{20}$/);
+  assert.equal(derivedSerial(NQN), serial, "the same NQN gives the same serial");
+  assert.notEqual(derivedSerial(`${NQN}-2`), serial);
+  const uuid = derivedNamespaceUuid(NQN, 1);
+  assert.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(derivedNamespaceUuid(NQN, 2), uuid);
+  const writes = planUp(EMPTY, spec()).filter((s) => s.op === "write")
+    .map((s) => [s.path.split("/").pop(), (s as { value: string }).value]);
+  assert.deepEqual(writes.find(([a]) => a === "attr_serial"), ["attr_serial", serial]);
+  assert.deepEqual(writes.find(([a]) => a === "device_uuid"), ["device_uuid", uuid]);
+  // Planned twice (two boots of one storage server): the same steps.
+  assert.deepEqual(planUp(EMPTY, spec()), planUp(EMPTY, spec()));
+});
+
+Deno.test("a UUID the spec names wins; an existing namespace and subsystem keep what they have", () => {
+  const named = "0f8e6a4c-1d2b-4c3a-9e8f-7a6b5c4d3e2f";
+  const steps = planUp(EMPTY, spec(named));
+  assert.ok(
+    steps.some((s) => s.path.endsWith("device_uuid") && (s as { value: string }).value === named),
+  );
+  const live = {
+    hosts: [],
+    ports: [],
+    subsystems: [{
+      nqn: NQN,
+      attr: { allow_any_host: "1", serial: "0123456789abcdef    " },
+      hosts: [],
+      namespaces: [{
+        nsid: 1,
+        device_path: "/dev/vdb",
+        device_uuid: "11111111-2222-4333-8444-555555555555",
+        device_nguid: "00000000-0000-0000-0000-000000000000",
+        enable: true,
+      }],
+    }],
+  } as unknown as LiveTree;
+  const again = planUp(live, spec());
+  assert.ok(!again.some((s) => /device_uuid|attr_serial/.test(s.path)), JSON.stringify(again));
+});

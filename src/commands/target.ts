@@ -11,13 +11,12 @@ import { applyPlan } from "../target/apply.ts";
 import { connectedHosts } from "../target/connected.ts";
 import { lockTarget, openNvmet, requireRoot } from "../target/env.ts";
 import { describeStep, planDown, planUp, type Step, stepData } from "../target/plan.ts";
-import { nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
+import { loadNvmetcliFile, nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
   DEFAULT_SPEC_FILE,
   isIpv4,
   isIpv6,
   loadSpecFile,
-  parseSpecText,
   SpecError,
   type TargetSpec,
   validateSpec,
@@ -516,19 +515,8 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
       hint: "nvmetcli keeps it in /etc/nvmet/config.json.",
     });
   }
-  const { parse: parseYaml, stringify } = await import("yaml");
-  let raw: unknown;
-  try {
-    raw = parseYaml(Deno.readTextFileSync(file));
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      throw new FailureError(`Cannot read '${file}': it does not exist.`, {
-        cause: err,
-        hint: "Check the path.",
-      });
-    }
-    raw = await parseSpecText(Deno.readTextFileSync(file), `'${file}'`);
-  }
+  const { stringify } = await import("yaml");
+  const raw = await loadNvmetcliFile(file);
   const { spec, notes } = nvmetcliToSpec(raw);
   for (const n of notes) ctx.note(`note: ${n}`);
   validateSpec(spec, { checkFiles: false, source: `converted from '${file}'` });

@@ -15,6 +15,7 @@ import {
   PORT_ATTRS,
   SUBSYSTEM_ATTRS,
 } from "../configfs/nvmet.ts";
+import { loadKeyFile } from "../fabrics/options.ts";
 import { normalizeNguid, type PortSpec, type SubsystemSpec, type TargetSpec } from "./spec.ts";
 
 /** One configfs operation. Paths are relative to the nvmet root. */
@@ -151,7 +152,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
     ];
     for (const [attr, file] of secrets) {
       if (!file) continue;
-      const value = (options.readSecret ?? readKeyFile)(file);
+      const value = (options.readSecret ?? readHostKeyFile)(file);
       const path = `${dir}/${attr}`;
       const old = exists ? options.readLiveSecret?.(path) : undefined;
       if (old !== value) steps.push({ op: "write", path, value, old: old ?? "", secret: true });
@@ -384,9 +385,9 @@ export function planDown(live: LiveTree, sel: DownSelection): Step[] {
   return steps;
 }
 
-/** Reads a DH-HMAC-CHAP key file: its first line, trimmed. */
-export function readKeyFile(file: string): string {
-  return Deno.readTextFileSync(file).split("\n")[0].trim();
+/** Reads a DH-HMAC-CHAP key file, checked as the spec's validation checks it. */
+export function readHostKeyFile(file: string): string {
+  return loadKeyFile(file, "Cannot use a DH-HMAC-CHAP key");
 }
 
 /** A step as one line for people (secrets masked). */

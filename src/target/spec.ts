@@ -4,6 +4,7 @@
  * (`subsystems[0].namespaces[1].device`) and the fix.
  */
 import { fileKind } from "../configfs/native.ts";
+import { readKeyFile } from "../fabrics/options.ts";
 import { FailureError, quote, quoteName } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import {
@@ -346,30 +347,8 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
   const keyFile = (o: Obj, key: string, path: string): string | undefined => {
     const f = pathStr(o, key, path, "the path of a key file");
     if (f === undefined || !checkFiles) return f;
-    try {
-      const st = Deno.statSync(f);
-      if (!st.isFile) {
-        bad(
-          `${path}.${key}`,
-          `${quote(f)} is not a regular file.`,
-          "Point it at the file holding the DHHC-1 key.",
-        );
-      } else if (st.mode !== null && (st.mode & 0o077) !== 0) {
-        bad(
-          `${path}.${key}`,
-          `key file ${quote(f)} is readable or writable by group or others (mode ${
-            (st.mode & 0o777).toString(8)
-          }).`,
-          `Run: chmod 600 '${f}'.`,
-        );
-      }
-    } catch {
-      bad(
-        `${path}.${key}`,
-        `key file ${quote(f)} does not exist.`,
-        "Create it (nvme gen-dhchap-key) or fix the path.",
-      );
-    }
+    const r = readKeyFile(f);
+    if ("problem" in r) bad(`${path}.${key}`, r.problem.message, r.problem.fix);
     return f;
   };
 

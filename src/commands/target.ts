@@ -10,7 +10,14 @@ import { targetSchemaCommand } from "./target_schema.ts";
 import { applyPlan } from "../target/apply.ts";
 import { connectedHosts } from "../target/connected.ts";
 import { lockTarget, openNvmet, requireRoot } from "../target/env.ts";
-import { describeStep, planDown, planUp, type Step, stepData } from "../target/plan.ts";
+import {
+  checkPruneByEmptySpec,
+  describeStep,
+  planDown,
+  planUp,
+  type Step,
+  stepData,
+} from "../target/plan.ts";
 import { loadNvmetcliFile, nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
   DEFAULT_SPEC_FILE,
@@ -235,6 +242,12 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
       },
     );
   }
+  if (v.prune === true) {
+    checkPruneByEmptySpec(spec, live, {
+      source: oneLine ? "from the command line" : `'${v.file ?? DEFAULT_SPEC_FILE}'`,
+      allowEmpty: v["allow-empty"] === true,
+    });
+  }
   const steps = planUp(live, spec, {
     prune: v.prune === true,
     readLiveSecret: io ? readSecretAttr(io) : undefined,
@@ -281,7 +294,8 @@ Reads the spec (YAML or JSON), validates all of it, then reconciles the live nvm
 in the kernel's order (hosts, subsystems, namespaces, ports, links). A second run changes nothing.
 If the kernel refuses a step, everything this run changed is put back. Loads nvmet and the
 transport modules and mounts configfs when they are missing. Objects the spec does not mention
-are left alone unless --prune.
+are left alone unless --prune. An empty spec (a truncated file) with --prune is refused unless
+--allow-empty.
 
 The one-line form covers one subsystem with one namespace on one port:
   --nqn NQN --device DEV --traddr ADDR [--trsvcid 4420] [--trtype rdma]
@@ -312,6 +326,10 @@ Spec example:
     prune: {
       type: "boolean",
       description: "Also remove objects and links the spec does not mention",
+    },
+    "allow-empty": {
+      type: "boolean",
+      description: "With --prune: accept an empty spec, which removes everything",
     },
     nqn: {
       type: "string",

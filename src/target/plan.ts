@@ -15,6 +15,7 @@ import {
   PORT_ATTRS,
   SUBSYSTEM_ATTRS,
 } from "../configfs/nvmet.ts";
+import { FailureError, quote } from "../errors.ts";
 import { loadKeyFile } from "../fabrics/options.ts";
 import { normalizeNguid, type PortSpec, type SubsystemSpec, type TargetSpec } from "./spec.ts";
 
@@ -331,6 +332,47 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
     }
   }
   return steps;
+}
+
+/** Whether a spec describes nothing at all (a 0-byte file, `---`, `null`, `{}`). */
+export function isEmptySpec(spec: TargetSpec): boolean {
+  return !spec.hosts.length && !spec.subsystems.length && !spec.ports.length;
+}
+
+/** "2 subsystem(s) ('a', 'b'), …": what a tree holds, the first few names of each kind. */
+function treeSummary(live: LiveTree): string {
+  const names = (kind: string, list: Array<string | number>) => {
+    if (!list.length) return [];
+    const shown = list.slice(0, 3).map((n) => typeof n === "number" ? String(n) : quote(n));
+    const more = list.length > shown.length ? `, … ${list.length - shown.length} more` : "";
+    return [`${list.length} ${kind}(s) (${shown.join(", ")}${more})`];
+  };
+  return [
+    ...names("subsystem", live.subsystems.map((s) => s.nqn)),
+    ...names("port", live.ports.map((p) => p.id)),
+    ...names("host", live.hosts.map((h) => h.nqn)),
+  ].join(", ");
+}
+
+/**
+ * Refuses `up --prune` with an empty spec while the tree holds something: a truncated or emptied
+ * file must not wipe a target. `allowEmpty` (the user's explicit word) lets it through.
+ */
+export function checkPruneByEmptySpec(
+  spec: TargetSpec,
+  live: LiveTree,
+  options: { source: string; allowEmpty: boolean },
+): void {
+  if (options.allowEmpty || !isEmptySpec(spec)) return;
+  if (!live.hosts.length && !live.subsystems.length && !live.ports.length) return;
+  throw new FailureError(
+    `The spec ${options.source} is empty, and with --prune it would remove the whole target: ` +
+      `${treeSummary(live)}; nothing was changed.`,
+    {
+      hint: "A truncated or emptied file looks like this: check it. To remove everything on " +
+        "purpose, pass --allow-empty, or run 'nvmeof target down --all'.",
+    },
+  );
 }
 
 /** What `target down` removes. */

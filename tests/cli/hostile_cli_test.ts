@@ -4,7 +4,7 @@
  * held too long. Spawned as a user runs it, against a stand-in configfs in a temporary directory.
  */
 import assert from "node:assert/strict";
-import { bash, ROOT, tempDir } from "../helpers.ts";
+import { bash, nvmeof, ROOT, tempDir } from "../helpers.ts";
 
 /** A stand-in configfs under `dir` with what `modprobe nvmet` makes. */
 function nvmetRoot(dir: string): string {
@@ -33,4 +33,77 @@ Deno.test("target show into a pipe closed early ends quietly with exit 0", async
   );
   assert.equal(r.stdout.trim(), "0", "exit code of nvmeof");
   assert.equal(Deno.readTextFileSync(`${t.path}/err`), "", "nothing on stderr");
+});
+
+const HOST1 = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
+const SUB1 = "nqn.2026-10.pk.nextgen:storage-pool-1";
+
+/** Every entry under `root`: `path -> file text | link target | <dir>`. */
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const e of Deno.readDirSync(`${root}/${rel}`)) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymlink) out[p] = "-> " + Deno.readLinkSync(`${root}/${p}`);
+      else if (e.isDirectory) {
+        out[p] = "<dir>";
+        walk(p);
+      } else out[p] = Deno.readTextFileSync(`${root}/${p}`);
+    }
+  };
+  walk("");
+  return out;
+}
+
+/** A temporary target: a stand-in tree, a one-subsystem spec, and a runner. */
+async function target() {
+  const t = await tempDir();
+  const configfs = nvmetRoot(t.path);
+  const dev = `${t.path}/disk0.img`;
+  Deno.writeFileSync(dev, new Uint8Array(4096));
+  const spec = `${t.path}/target.yaml`;
+  Deno.writeTextFileSync(
+    spec,
+    JSON.stringify({
+      hosts: [{ nqn: HOST1 }],
+      subsystems: [{ nqn: SUB1, hosts: [HOST1], namespaces: [{ nsid: 1, device: dev }] }],
+      ports: [{ id: 1, trtype: "rdma", traddr: "10.77.0.1", subsystems: [SUB1] }],
+    }),
+  );
+  return {
+    dir: t.path,
+    configfs,
+    spec,
+    run: (args: string[], env: Record<string, string> = {}) =>
+      nvmeof([...args, "--configfs", configfs], {
+        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: t.path, ...env },
+      }),
+    tree: () => snapshot(`${configfs}/nvmet`),
+    [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),
+  };
+}
+
+Deno.test("target up --prune refuses an empty spec, naming what would go, unless --allow-empty", async () => {
+  await using l = await target();
+  const up = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(up.code, 0, up.stderr);
+  const before = l.tree();
+  const empty = `${l.dir}/empty.yaml`;
+  for (const text of ["", "---\n", "null\n", "{}\n", "# truncated\n"]) {
+    Deno.writeTextFileSync(empty, text);
+    for (const extra of [[], ["--dry-run"]]) {
+      const r = await l.run(["target", "up", "-f", empty, "--prune", ...extra]);
+      assert.equal(r.code, 1, `${JSON.stringify(text)} ${extra}: ${r.stdout}`);
+      assert.match(r.stderr, /is empty, and with --prune it would remove the whole target/);
+      assert.match(
+        r.stderr,
+        new RegExp(`1 subsystem\\(s\\) \\('${SUB1}'\\), 1 port\\(s\\) \\(1\\)`),
+      );
+      assert.match(r.stderr, /--allow-empty/);
+      assert.deepEqual(l.tree(), before, "nothing changed");
+    }
+  }
+  const ok = await l.run(["target", "up", "-f", empty, "--prune", "--allow-empty"]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/subsystems`).toArray(), []);
 });

@@ -219,7 +219,7 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     : await loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE);
   if (!dryRun) requireRoot();
   // A dry run only reads, so it needs neither root nor the lock.
-  using _lock = dryRun ? undefined : lockTarget(ctx.global.configfs, ctx.note);
+  using _lock = dryRun ? undefined : lockTarget(ctx.global.configfs, { note: ctx.note });
   const peek = openNvmet(ctx.global.configfs, { prepare: false });
   if (oneLine) spec = oneLineSpec(v, readLive(peek));
   spec = spec!;
@@ -401,7 +401,9 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
       checkFiles: false,
     });
   if (v["dry-run"] !== true) requireRoot();
-  using _lock = v["dry-run"] === true ? undefined : lockTarget(ctx.global.configfs, ctx.note);
+  using _lock = v["dry-run"] === true
+    ? undefined
+    : lockTarget(ctx.global.configfs, { note: ctx.note });
   const io = openNvmet(ctx.global.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all, spec });

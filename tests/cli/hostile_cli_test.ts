@@ -107,3 +107,19 @@ Deno.test("target up --prune refuses an empty spec, naming what would go, unless
   assert.equal(ok.code, 0, ok.stderr);
   assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/subsystems`).toArray(), []);
 });
+
+Deno.test("four target up at once, the tree named four ways, run one after another", async () => {
+  await using l = await target();
+  const spellings = [l.configfs, `${l.configfs}/`, `${l.configfs}//`, `${l.configfs}/./`];
+  const runs = await Promise.all(
+    spellings.map((c) =>
+      nvmeof(["target", "up", "-f", l.spec, "--configfs", c], {
+        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: l.dir },
+      })
+    ),
+  );
+  for (const r of runs) assert.equal(r.code, 0, r.stderr);
+  // Exactly one run applied the spec; the others, after it, found nothing to do.
+  assert.equal(runs.filter((r) => r.stdout.startsWith("Apply the spec")).length, 1);
+  assert.equal(runs.filter((r) => r.stdout.startsWith("No changes")).length, 3);
+});

@@ -35,7 +35,7 @@ export function quote(v: unknown, max: number = QUOTE_MAX): string {
 
 /** A key or name as a message shows it: as it is when plain (`speed`), else quoted and cut. */
 export function quoteName(k: string): string {
-  return /^[A-Za-z0-9_.:-]{1,64}$/.test(k) ? k : quote(k, 40);
+  return /^[A-Za-z0-9_.:-]{1,64}$/.test(k) && !k.includes("DHHC-1:") ? k : quote(k, 40);
 }
 
 /** A DH-HMAC-CHAP secret's text form, wherever it appears in a string. */

@@ -5,7 +5,7 @@
  */
 import { fileKind } from "../configfs/native.ts";
 import { readKeyFile } from "../fabrics/options.ts";
-import { FailureError, quote, quoteName } from "../errors.ts";
+import { FailureError, quote, quoteName, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import {
   DISCOVERY_NQN,
@@ -176,7 +176,9 @@ export function normalizeNguid(s: string): string | undefined {
  */
 export async function parseSpecText(text: string, source: string): Promise<unknown> {
   const { parseDocument } = await import("yaml");
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // logLevel "error": a warning (a mapping used as a key) must not reach stderr; the key then
+  // fails validation as unknown.
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, logLevel: "error" });
   if (doc.errors.length) {
     throw new SpecError(
       source,
@@ -184,7 +186,9 @@ export async function parseSpecText(text: string, source: string): Promise<unkno
         const pos = e.linePos?.[0];
         return {
           path: pos ? `line ${pos.line}, column ${pos.col}` : "document",
-          message: e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "") + ".",
+          message: redactSecrets(
+            e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""),
+          ) + ".",
           fix: "Correct the YAML (or JSON) syntax there.",
         };
       }),

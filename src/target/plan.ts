@@ -108,7 +108,7 @@ function portRestore(p: LivePort): Array<[string, string]> {
 
 /** Steps that remove a namespace (disable first: configfs refuses nothing, but I/O stops cleanly). */
 function removeNamespace(steps: Step[], subnqn: string, ns: LiveNamespace): void {
-  const dir = nvmetPath.namespace(subnqn, ns.nsid);
+  const dir = nvmetPath.namespace(subnqn, ns.name);
   if (ns.enable) steps.push({ op: "write", path: `${dir}/enable`, value: "0", old: "1" });
   steps.push({ op: "rmdir", path: dir, restore: namespaceRestore(ns) });
 }
@@ -125,9 +125,13 @@ function removeSubsystem(steps: Step[], s: LiveSubsystem): void {
 /** Steps that remove a port and its links. */
 function removePort(steps: Step[], p: LivePort): void {
   for (const s of p.subsystems) {
-    steps.push({ op: "unlink", path: nvmetPath.portLink(p.id, s), target: nvmetPath.subsystem(s) });
+    steps.push({
+      op: "unlink",
+      path: nvmetPath.portLink(p.name, s),
+      target: nvmetPath.subsystem(s),
+    });
   }
-  steps.push({ op: "rmdir", path: nvmetPath.port(p.id), restore: portRestore(p) });
+  steps.push({ op: "rmdir", path: nvmetPath.port(p.name), restore: portRestore(p) });
 }
 
 /** Computes the steps that make `live` match `spec`. An empty list means nothing to do. */
@@ -135,7 +139,11 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   const steps: Step[] = [];
   const liveHosts = new Set(live.hosts.map((h) => h.nqn));
   const liveSubs = new Map(live.subsystems.map((s) => [s.nqn, s]));
-  const livePorts = new Map(live.ports.map((p) => [p.id, p]));
+  // A spec's port or namespace is the live one with its number, by the name nvmeof gives it
+  // (`2`) if there is one, else by another the kernel reads the same (`0x2`).
+  const livePort = (id: number) =>
+    live.ports.find((p) => p.name === String(id)) ?? live.ports.find((p) => p.id === id);
+  const matchedPorts = new Set<LivePort>();
 
   // 1. hosts: every host the spec names, including those only listed under a subsystem.
   const wantHosts = new Map<string, TargetSpec["hosts"][number]>();
@@ -174,6 +182,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   for (const s of spec.subsystems) {
     const dir = nvmetPath.subsystem(s.nqn);
     const cur = liveSubs.get(s.nqn);
+    const matchedNs = new Set<LiveNamespace>();
     if (!cur) steps.push({ op: "mkdir", path: dir });
     for (const [k, v] of Object.entries(subsystemAttrs(s))) {
       const old = cur?.attr[k];
@@ -187,8 +196,10 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       }
     }
     for (const ns of s.namespaces) {
-      const nsDir = nvmetPath.namespace(s.nqn, ns.nsid);
-      const was = cur?.namespaces.find((n) => n.nsid === ns.nsid);
+      const was = cur?.namespaces.find((n) => n.name === String(ns.nsid)) ??
+        cur?.namespaces.find((n) => n.nsid === ns.nsid);
+      if (was) matchedNs.add(was);
+      const nsDir = nvmetPath.namespace(s.nqn, was?.name ?? ns.nsid);
       const writes: Step[] = [];
       if (!was || was.device_path !== ns.device) {
         writes.push({
@@ -235,9 +246,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       }
     }
     if (options.prune && cur) {
-      for (const ns of cur.namespaces) {
-        if (!s.namespaces.some((n) => n.nsid === ns.nsid)) removeNamespace(steps, s.nqn, ns);
-      }
+      for (const ns of cur.namespaces) if (!matchedNs.has(ns)) removeNamespace(steps, s.nqn, ns);
     }
     const liveAllowed = cur?.allowed_hosts ?? [];
     const anyWas = cur?.attr.allow_any_host === "1";
@@ -273,8 +282,10 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
 
   // 3. ports and their links. A port's attributes can change only while it has no links.
   for (const p of spec.ports) {
-    const dir = nvmetPath.port(p.id);
-    const cur = livePorts.get(p.id);
+    const cur = livePort(p.id);
+    if (cur) matchedPorts.add(cur);
+    const name = cur?.name ?? p.id;
+    const dir = nvmetPath.port(name);
     if (!cur) steps.push({ op: "mkdir", path: dir });
     const writes: Step[] = [];
     for (const [f, v] of Object.entries(portAttrs(p))) {
@@ -289,7 +300,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       for (const s of linked) {
         steps.push({
           op: "unlink",
-          path: nvmetPath.portLink(p.id, s),
+          path: nvmetPath.portLink(name, s),
           target: nvmetPath.subsystem(s),
         });
       }
@@ -298,7 +309,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
         if (!keep.includes(s)) {
           steps.push({
             op: "unlink",
-            path: nvmetPath.portLink(p.id, s),
+            path: nvmetPath.portLink(name, s),
             target: nvmetPath.subsystem(s),
           });
         }
@@ -311,7 +322,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       if (relinkAll || !linked.includes(s)) {
         steps.push({
           op: "link",
-          path: nvmetPath.portLink(p.id, s),
+          path: nvmetPath.portLink(name, s),
           target: nvmetPath.subsystem(s),
         });
       }
@@ -321,7 +332,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   // 4. prune what the spec does not mention, in removal order: ports → subsystems → hosts.
   if (options.prune) {
     const wantSubs = new Set(spec.subsystems.map((s) => s.nqn));
-    for (const p of live.ports) if (!spec.ports.some((q) => q.id === p.id)) removePort(steps, p);
+    for (const p of live.ports) if (!matchedPorts.has(p)) removePort(steps, p);
     for (const s of live.subsystems) {
       if (wantSubs.has(s.nqn)) continue;
       // Its links from spec ports went in step 3; links from other ports went with them.
@@ -403,7 +414,7 @@ export function planDown(live: LiveTree, sel: DownSelection): Step[] {
         if (subs.has(s)) {
           steps.push({
             op: "unlink",
-            path: nvmetPath.portLink(p.id, s),
+            path: nvmetPath.portLink(p.name, s),
             target: nvmetPath.subsystem(s),
           });
         }

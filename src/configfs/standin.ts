@@ -105,7 +105,9 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
         addr_traddr: "",
         addr_trsvcid: "",
         addr_treq: "not specified",
+        addr_tsas: "reserved",
         param_inline_data_size: "-1",
+        param_max_queue_size: "-1",
         param_pi_enable: "0",
       },
       dirs: ["subsystems", "referrals", "ana_groups", "ana_groups/1"],
@@ -178,19 +180,31 @@ export class StandinConfigfs extends DirectoryConfigfs {
       }
     }
     super.write(path, value.replace(/\n$/, "") + "\n");
+    // Setting the transport resets its security type (nvmet_port_init_tsas_*): none for tcp.
+    if (p[0] === "ports" && p.length === 3 && name === "addr_trtype") {
+      super.write(`ports/${p[1]}/addr_tsas`, value.trim() === "tcp" ? "none\n" : "reserved\n");
+    }
   }
 
   override mkdir(path: string): void {
     this.#check("mkdir", path);
-    super.mkdir(path);
     const d = kernelDefaults(path);
-    if (!d) return;
-    for (const dir of d.dirs) Deno.mkdirSync(`${this.root}/${path}/${dir}`);
-    for (const [f, v] of Object.entries(d.files)) {
-      Deno.writeTextFileSync(`${this.root}/${path}/${f}`, v + "\n");
-    }
-    if (path.startsWith("ports/")) {
-      Deno.writeTextFileSync(`${this.root}/${path}/ana_groups/1/ana_state`, "optimized\n");
+    if (!d) return super.mkdir(path);
+    if (this.exists(path)) throw errnoError("EEXIST", path);
+    // The kernel makes a group with all its attributes and default groups at once: build it
+    // beside the tree, then rename it into place, so that no one sees it half made.
+    const tmp = Deno.makeTempDirSync({ dir: `${this.root}/..`, prefix: ".standin-mkdir-" });
+    try {
+      for (const dir of d.dirs) Deno.mkdirSync(`${tmp}/${dir}`);
+      for (const [f, v] of Object.entries(d.files)) Deno.writeTextFileSync(`${tmp}/${f}`, v + "\n");
+      if (path.startsWith("ports/")) {
+        Deno.writeTextFileSync(`${tmp}/ana_groups/1/ana_state`, "optimized\n");
+      }
+      Deno.chmodSync(tmp, 0o755);
+      Deno.renameSync(tmp, `${this.root}/${path}`);
+    } catch (err) {
+      Deno.removeSync(tmp, { recursive: true });
+      throw err;
     }
   }
 
@@ -233,7 +247,11 @@ export class StandinConfigfs extends DirectoryConfigfs {
       throw errnoError("EINVAL", "port has no trtype");
     }
     if (this.exists(path)) throw errnoError("EEXIST", path);
-    super.link(path, target);
+    // The kernel's links read back relative, up to the configfs root and down again
+    // ("../../../../nvmet/hosts/<nqn>"), whatever target they were made with.
+    const up = "../".repeat(path.split("/").length);
+    const nvmet = this.root.slice(this.root.lastIndexOf("/") + 1);
+    Deno.symlinkSync(`${up}${nvmet}/${target}`, `${this.root}/${path}`);
   }
 
   override unlink(path: string): void {

@@ -8,6 +8,7 @@
  * into key files (mode 0600) that the entries name. What nvmeof cannot carry is reported.
  */
 import { quote, UsageError } from "../errors.ts";
+import { InputError, readInputText } from "../input.ts";
 import { DISCOVERY_NQN } from "../fabrics/options.ts";
 import { connectionKey, type SavedConnection, validateSaved } from "./connections.ts";
 
@@ -320,4 +321,21 @@ function jsonErrorPlace(text: string, err: unknown): string {
   if (!m) return "";
   const before = text.slice(0, Number(m[1])).split("\n");
   return ` at line ${before.length}, column ${before[before.length - 1].length + 1}`;
+}
+
+/**
+ * Reads one of nvme-cli's files (bounded, UTF-8); undefined when it does not exist. Throws
+ * UsageError when it cannot be read, InputError when it is too large or not text.
+ */
+export function readNvmeCliFile(path: string): string | undefined {
+  try {
+    return readInputText(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    if (err instanceof InputError) throw err;
+    throw new UsageError(`Cannot read '${path}': ${(err as Error).message}`, {
+      cause: err,
+      hint: "Run as root.",
+    });
+  }
 }

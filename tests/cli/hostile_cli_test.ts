@@ -123,3 +123,16 @@ Deno.test("four target up at once, the tree named four ways, run one after anoth
   assert.equal(runs.filter((r) => r.stdout.startsWith("Apply the spec")).length, 1);
   assert.equal(runs.filter((r) => r.stdout.startsWith("No changes")).length, 3);
 });
+
+Deno.test("connections import reads at most 16 MiB of nvme-cli's files", async () => {
+  await using t = await tempDir();
+  Deno.mkdirSync(`${t.path}/nvme`);
+  Deno.symlinkSync("/dev/zero", `${t.path}/nvme/config.json`);
+  const t0 = Date.now();
+  const r = await nvmeof(["connections", "import", "--from-nvme-cli", "--dry-run"], {
+    env: { NVMEOF_ETC_NVME: `${t.path}/nvme`, NVMEOF_ETC: `${t.path}/etc` },
+  });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /config\.json' is larger than 16777216 bytes/);
+  assert.ok(Date.now() - t0 < 20_000);
+});

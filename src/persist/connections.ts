@@ -7,7 +7,7 @@
  * through it, as nvme-cli does with the lines of /etc/nvme/discovery.conf. Keys are the option
  * string's names. Secrets are never stored here, only the path of the file holding them.
  */
-import { FailureError, quote, quoteName, UsageError } from "../errors.ts";
+import { FailureError, quote, quoteName, redactSecrets, UsageError } from "../errors.ts";
 import {
   checkAddress,
   checkInt,
@@ -224,7 +224,8 @@ export async function loadConnections(file: string): Promise<SavedConnection[]> 
   try {
     raw = parse(text) ?? {};
   } catch (err) {
-    throw new UsageError(`Cannot parse '${file}': ${(err as Error).message.split("\n")[0]}`, {
+    const why = redactSecrets((err as Error).message.split("\n")[0]);
+    throw new UsageError(`Cannot parse '${file}': ${why}`, {
       cause: err,
       hint: "Fix the YAML, or move the file away and save the connections again.",
     });

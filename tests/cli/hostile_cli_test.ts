@@ -136,3 +136,29 @@ Deno.test("connections import reads at most 16 MiB of nvme-cli's files", async (
   assert.match(r.stderr, /config\.json' is larger than 16777216 bytes/);
   assert.ok(Date.now() - t0 < 20_000);
 });
+
+Deno.test("connections import never prints a key from a mangled discovery.conf, even --verbose", async () => {
+  await using t = await tempDir();
+  const key = "DHHC-1:00:ia3Hm9kQP8XhK4i8QPq0l8uKy5wOxQsJ3Xw1p3VnN2c0Vw==:";
+  Deno.mkdirSync(`${t.path}/nvme`);
+  Deno.writeTextFileSync(`${t.path}/nvme/hostnqn`, `${HOST1}\n`);
+  Deno.writeTextFileSync(`${t.path}/nvme/hostid`, "11111111-2222-3333-4444-555555555555\n");
+  for (
+    const line of [
+      `--transport=rdma --traddr=10.0.0.1 --dhchap_secret=${key}`,
+      `--transport=rdma --traddr=10.0.0.1 --dhchap-secret= ${key}`,
+      `--transport=rdma --traddr=${key}`,
+    ]
+  ) {
+    Deno.writeTextFileSync(`${t.path}/nvme/discovery.conf`, line + "\n");
+    Deno.writeTextFileSync(`${t.path}/nvme/config.json`, `[{"hostnqn": "${HOST1}", "x": ${key}}]`);
+    const r = await nvmeof(
+      ["connections", "import", "--from-nvme-cli", "--dry-run", "--verbose", "-o", "json"],
+      { env: { NVMEOF_ETC_NVME: `${t.path}/nvme`, NVMEOF_ETC: `${t.path}/etc` } },
+    );
+    assert.notEqual(r.code, 0, line);
+    for (const part of ["ia3Hm9kQ", "3VnN2c0Vw", "DHHC-1:00:i"]) {
+      assert.ok(!(r.stdout + r.stderr).includes(part), `${line}:\n${r.stdout}${r.stderr}`);
+    }
+  }
+});

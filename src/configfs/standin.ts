@@ -86,7 +86,7 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
   if (p.length === 4 && p[0] === "subsystems" && p[2] === "namespaces") {
     return {
       files: {
-        device_path: "",
+        device_path: "(null)", // the kernel prints the unset path with %s
         device_uuid: crypto.randomUUID(), // nvmet_ns_alloc() generates one
         device_nguid: ZERO_UUID,
         ana_grpid: "1",
@@ -163,10 +163,11 @@ export class StandinConfigfs extends DirectoryConfigfs {
       const dir = p.slice(0, 4).join("/");
       const enabled = this.read(`${dir}/enable`) === "1";
       if (/^device_/.test(name) && enabled) throw errnoError("EBUSY", `namespace enabled`);
+      if (name === "device_path" && value.trim() === "") throw errnoError("EINVAL", "empty path");
       if (name === "buffered_io" && enabled) throw errnoError("EINVAL", `namespace enabled`);
       if (name === "enable" && value.trim() === "1" && !enabled) {
         const dev = this.read(`${dir}/device_path`);
-        if (dev === "") throw errnoError("EINVAL", "no device_path");
+        if (dev === "(null)") throw errnoError("EINVAL", "no device_path");
         try {
           Deno.statSync(dev);
         } catch {

@@ -162,3 +162,30 @@ Deno.test("connections import never prints a key from a mangled discovery.conf, 
     }
   }
 });
+
+Deno.test("target down failing midway puts back a removed host with its keys, hash and group", async () => {
+  await using l = await target();
+  const HOST2 = "nqn.2014-08.org.nvmexpress:uuid:66666666-7777-8888-9999-000000000000";
+  const key = `${l.dir}/host1.key`;
+  const secret = "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2Vj:";
+  Deno.writeTextFileSync(key, secret + "\n", { mode: 0o600 });
+  Deno.chmodSync(key, 0o600);
+  const spec = JSON.parse(Deno.readTextFileSync(l.spec));
+  spec.hosts = [
+    { nqn: HOST1, dhchap_key_file: key, dhchap_hash: "hmac(sha384)", dhchap_dhgroup: "ffdhe3072" },
+    { nqn: HOST2 },
+  ];
+  Deno.writeTextFileSync(l.spec, JSON.stringify(spec));
+  const up = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(up.code, 0, up.stderr);
+  const before = l.tree();
+  assert.equal(before[`hosts/${HOST1}/dhchap_key`], secret + "\n");
+  // HOST1 goes first (hosts are removed in name order); the removal of HOST2 fails.
+  const r = await l.run(["target", "down", "-f", l.spec], {
+    NVMEOF_CONFIGFS_FAIL: `rmdir hosts/${HOST2}=EIO`,
+  });
+  assert.equal(r.code, 1, r.stdout);
+  assert.match(r.stderr, /rolled back; configfs is as before/);
+  assert.ok(!(r.stdout + r.stderr).includes("c2VjcmV0"), "secret leaked");
+  assert.deepEqual(l.tree(), before);
+});

@@ -7,14 +7,11 @@ import { parseInvocation } from "./src/cli/parse.ts";
 import { commandHelp, topHelp } from "./src/cli/help.ts";
 import { errorRecord, EXIT, exitCodeOf, formatError, UsageError } from "./src/errors.ts";
 import { render, toJson } from "./src/output/render.ts";
+import { writeAll } from "./src/output/write.ts";
 import { VERSION, versionInfo } from "./src/version.ts";
 
-const encoder = new TextEncoder();
-
 function write(fd: typeof Deno.stdout, text: string): void {
-  const bytes = encoder.encode(text);
-  let off = 0;
-  while (off < bytes.length) off += fd.writeSync(bytes.subarray(off));
+  writeAll(fd, text); // a reader that closed the pipe early is not an error (see write.ts)
 }
 
 /** Runs one invocation and returns the exit code. */

@@ -6,6 +6,49 @@
  * to do next. Always attach `{ cause }` when wrapping another error.
  */
 
+/** How many characters of a value a message quotes; the rest is counted, not shown. */
+export const QUOTE_MAX = 80;
+
+/**
+ * A value of any type as a message shows it, safely: a string in single quotes with control
+ * characters escaped (`\\0`, `\\n`), cut to its first `max` characters with its length said; a
+ * number or boolean as itself; a mapping or a list named, never calling the value's own toString
+ * (input may define one: `{toString: x}`).
+ */
+export function quote(v: unknown, max: number = QUOTE_MAX): string {
+  if (typeof v === "string") {
+    if (v.includes("DHHC-1:")) return "(a DH-HMAC-CHAP key, not shown)";
+    const head = [...v.slice(0, 2 * max)].slice(0, max).join("");
+    const shown = head.replace(
+      // deno-lint-ignore no-control-regex
+      /[\x00-\x1f\x7f\u2028\u2029]/g,
+      (c) => c === "\0" ? "\\0" : JSON.stringify(c).slice(1, -1),
+    );
+    return head.length < v.length ? `'${shown}…' (${v.length} characters)` : `'${shown}'`;
+  }
+  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
+  if (v === null) return "null";
+  if (v === undefined) return "nothing";
+  if (Array.isArray(v)) return "a list";
+  return typeof v === "object" ? "a mapping" : `a ${typeof v}`;
+}
+
+/** A key or name as a message shows it: as it is when plain (`speed`), else quoted and cut. */
+export function quoteName(k: string): string {
+  return /^[A-Za-z0-9_.:-]{1,64}$/.test(k) && !k.includes("DHHC-1:") ? k : quote(k, 40);
+}
+
+/** A DH-HMAC-CHAP secret's text form, wherever it appears in a string. */
+const SECRET_PATTERN = /DHHC-1:[^\s'",]*/g;
+
+/**
+ * `text` with every DH-HMAC-CHAP secret (`DHHC-1:…`) replaced: the last guard before a message
+ * is printed. Code must not put secrets into messages in the first place.
+ */
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET_PATTERN, "DHHC-1:(secret, not shown)");
+}
+
 /** Exit codes. */
 export const EXIT = {
   ok: 0,
@@ -129,8 +172,9 @@ const BUG_HINT = "this is a bug in nvmeof; run with --verbose for details";
 
 /** An error as `-o json` prints it on stdout: `{"error": {message, hint?, exit_code}}`. */
 export function errorRecord(err: unknown): { message: string; hint?: string; exit_code: number } {
-  const message = err instanceof Error ? err.message : String(err);
-  const hint = err instanceof NvmeofError ? err.hint : err instanceof Error ? BUG_HINT : undefined;
+  const message = redactSecrets(err instanceof Error ? err.message : String(err));
+  const own = err instanceof NvmeofError ? err.hint : err instanceof Error ? BUG_HINT : undefined;
+  const hint = own === undefined ? undefined : redactSecrets(own);
   return { message, ...(hint ? { hint } : {}), exit_code: exitCodeOf(err) };
 }
 
@@ -156,5 +200,5 @@ export function formatError(err: unknown, verbose: boolean): string {
       lines.push(err.stack);
     }
   }
-  return lines.join("\n");
+  return redactSecrets(lines.join("\n"));
 }

@@ -14,7 +14,12 @@ import {
   saveConnections,
   type SavedConnection,
 } from "../persist/connections.ts";
-import { importConfigJson, importDiscoveryConf, type ImportResult } from "../persist/nvme_cli.ts";
+import {
+  importConfigJson,
+  importDiscoveryConf,
+  type ImportResult,
+  readNvmeCliFile,
+} from "../persist/nvme_cli.ts";
 import { connectionsFile, persistPaths } from "../persist/paths.ts";
 
 function listText(d: { file: string; connections: SavedConnection[] }): string {
@@ -132,17 +137,7 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
   const dryRun = ctx.values["dry-run"] === true;
   const found: ImportResult = { connections: [], notes: [], keyFiles: [] };
   const sources: string[] = [];
-  const read = async (path: string) => {
-    try {
-      return await Deno.readTextFile(path);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return undefined;
-      throw new UsageError(`Cannot read '${path}': ${(err as Error).message}`, {
-        cause: err,
-        hint: "Run as root.",
-      });
-    }
-  };
+  const read = (path: string) => Promise.resolve(readNvmeCliFile(path));
   const conf = `${paths.etcNvme}/discovery.conf`;
   const confText = await read(conf);
   if (confText !== undefined) {

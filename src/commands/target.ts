@@ -8,14 +8,20 @@ import { FailureError, UsageError } from "../errors.ts";
 import { applyPlan } from "../target/apply.ts";
 import { kernelSourceOptions, kernelSources, refuseWhileConnected } from "../target/connected.ts";
 import { lockTarget, openNvmet, requireRoot, standinMode } from "../target/env.ts";
-import { describeStep, planDown, planUp, type Step, stepData } from "../target/plan.ts";
-import { nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
+import {
+  checkPruneByEmptySpec,
+  describeStep,
+  planDown,
+  planUp,
+  type Step,
+  stepData,
+} from "../target/plan.ts";
+import { loadNvmetcliFile, nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
   DEFAULT_SPEC_FILE,
   isIpv4,
   isIpv6,
   loadSpecFile,
-  parseSpecText,
   SpecError,
   type TargetSpec,
   validateSpec,
@@ -211,7 +217,7 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     : await loadSpecFile((v.file as string | undefined) ?? DEFAULT_SPEC_FILE);
   if (!dryRun) requireRoot();
   // A dry run only reads, so it needs neither root nor the lock.
-  using _lock = dryRun ? undefined : lockTarget(ctx.global.configfs, ctx.note);
+  using _lock = dryRun ? undefined : lockTarget(ctx.global.configfs, { note: ctx.note });
   const peek = openNvmet(ctx.global.configfs, { prepare: false });
   if (oneLine) spec = oneLineSpec(v, readLive(peek));
   spec = spec!;
@@ -233,6 +239,12 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
           "Use a kernel built with CONFIG_NVME_TARGET_AUTH, or remove dhchap_key_file from the spec.",
       },
     );
+  }
+  if (v.prune === true) {
+    checkPruneByEmptySpec(spec, live, {
+      source: oneLine ? "from the command line" : `'${v.file ?? DEFAULT_SPEC_FILE}'`,
+      allowEmpty: v["allow-empty"] === true,
+    });
   }
   const steps = planUp(live, spec, {
     prune: v.prune === true,
@@ -272,7 +284,8 @@ in the kernel's order (hosts, subsystems, namespaces, ports, links). A second ru
 If the kernel refuses a step, everything this run changed is put back. Loads nvmet and the
 transport modules and mounts configfs when they are missing. Objects the spec does not mention
 are left alone unless --prune; --prune refuses, unless --force, to remove a port or subsystem
-hosts are still connected to (see 'nvmeof target down --help').
+hosts are still connected to (see 'nvmeof target down --help'). An empty spec (a truncated file)
+with --prune is refused unless --allow-empty.
 
 The one-line form covers one subsystem with one namespace on one port:
   --nqn NQN --device DEV --traddr ADDR [--trsvcid 4420] [--trtype rdma]
@@ -303,6 +316,10 @@ Spec example:
     prune: {
       type: "boolean",
       description: "Also remove objects and links the spec does not mention",
+    },
+    "allow-empty": {
+      type: "boolean",
+      description: "With --prune: accept an empty spec, which removes everything",
     },
     nqn: {
       type: "string",
@@ -374,7 +391,9 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
       checkFiles: false,
     });
   if (v["dry-run"] !== true) requireRoot();
-  using _lock = v["dry-run"] === true ? undefined : lockTarget(ctx.global.configfs, ctx.note);
+  using _lock = v["dry-run"] === true
+    ? undefined
+    : lockTarget(ctx.global.configfs, { note: ctx.note });
   const io = openNvmet(ctx.global.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all, spec });
@@ -492,19 +511,8 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
       hint: "nvmetcli keeps it in /etc/nvmet/config.json.",
     });
   }
-  const { parse: parseYaml, stringify } = await import("yaml");
-  let raw: unknown;
-  try {
-    raw = parseYaml(Deno.readTextFileSync(file));
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      throw new FailureError(`Cannot read '${file}': it does not exist.`, {
-        cause: err,
-        hint: "Check the path.",
-      });
-    }
-    raw = await parseSpecText(Deno.readTextFileSync(file), `'${file}'`);
-  }
+  const { stringify } = await import("yaml");
+  const raw = await loadNvmetcliFile(file);
   const { spec, notes } = nvmetcliToSpec(raw);
   for (const n of notes) ctx.note(`note: ${n}`);
   validateSpec(spec, { checkFiles: false, source: `converted from '${file}'` });

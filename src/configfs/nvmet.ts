@@ -8,16 +8,43 @@
  */
 import type { ConfigfsIo } from "./io.ts";
 
-/** Paths of nvmet objects, relative to the nvmet root. */
+/**
+ * Paths of nvmet objects, relative to the nvmet root. Ports and namespaces take their directory
+ * name: a number for objects nvmeof makes, the live name (`0x2`, `010`) for those it found.
+ */
 export const nvmetPath = {
   host: (nqn: string): string => `hosts/${nqn}`,
   subsystem: (nqn: string): string => `subsystems/${nqn}`,
   allowedHost: (subnqn: string, hostnqn: string): string =>
     `subsystems/${subnqn}/allowed_hosts/${hostnqn}`,
-  namespace: (subnqn: string, nsid: number): string => `subsystems/${subnqn}/namespaces/${nsid}`,
-  port: (id: number): string => `ports/${id}`,
-  portLink: (id: number, subnqn: string): string => `ports/${id}/subsystems/${subnqn}`,
+  namespace: (subnqn: string, nsid: number | string): string =>
+    `subsystems/${subnqn}/namespaces/${nsid}`,
+  port: (id: number | string): string => `ports/${id}`,
+  portLink: (id: number | string, subnqn: string): string => `ports/${id}/subsystems/${subnqn}`,
 };
+
+/**
+ * The number the kernel reads from a port or namespace directory name, as its kstrtou16/32 with
+ * base 0 does: `0x10` is 16, `010` is 8 (octal), `10` is 10; undefined for a name it refuses.
+ */
+export function kernelNumber(name: string): number | undefined {
+  const m = /^\+?(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))$/.exec(name);
+  if (!m) return undefined;
+  const n = m[1] !== undefined
+    ? parseInt(m[1], 16)
+    : m[2] !== undefined
+    ? parseInt(m[2], 8)
+    : Number(m[3]);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Directories named by kernel numbers, as {name, number}, in number order (then by name). */
+function numbered(names: string[]): Array<{ name: string; n: number }> {
+  return names.flatMap((name) => {
+    const n = kernelNumber(name);
+    return n === undefined ? [] : [{ name, n }];
+  }).sort((a, b) => a.n - b.n || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
 
 /** Subsystem attributes nvmeof manages, by their name after `attr_`, in write order. */
 export const SUBSYSTEM_ATTRS = [
@@ -45,6 +72,9 @@ export const PORT_ATTRS = [
 
 /** A namespace as configfs shows it. */
 export interface LiveNamespace {
+  /** The directory's name: `1`, or as made by hand (`010`, `0x10`). */
+  name: string;
+  /** The nsid the kernel reads from the name. */
   nsid: number;
   device_path: string;
   device_uuid: string;
@@ -65,6 +95,9 @@ export interface LiveSubsystem {
 
 /** A port as configfs shows it. */
 export interface LivePort {
+  /** The directory's name: `1`, or as made by hand (`0x2`). */
+  name: string;
+  /** The port id the kernel reads from the name. */
   id: number;
   /** `addr_*` and `param_*` files by file name; absent files (older kernels) are absent keys. */
   attr: Record<string, string>;
@@ -107,14 +140,15 @@ export function readTree(io: ConfigfsIo): LiveTree {
     for (const f of io.list(dir)) {
       if (f.startsWith("attr_")) attr[f.slice(5)] = io.read(`${dir}/${f}`);
     }
-    const namespaces = listIf(io, `${dir}/namespaces`)
-      .map(Number)
-      .sort((a, b) => a - b)
-      .map((nsid): LiveNamespace => {
-        const ns = nvmetPath.namespace(nqn, nsid);
+    const namespaces = numbered(listIf(io, `${dir}/namespaces`))
+      .map(({ name, n: nsid }): LiveNamespace => {
+        const ns = nvmetPath.namespace(nqn, name);
+        const path = io.read(`${ns}/device_path`);
         return {
+          name,
           nsid,
-          device_path: io.read(`${ns}/device_path`),
+          // The kernel shows an unset path as "(null)".
+          device_path: path === "(null)" ? "" : path,
           device_uuid: readIf(io, `${ns}/device_uuid`) ?? "",
           device_nguid: readIf(io, `${ns}/device_nguid`) ?? "",
           buffered_io: readIf(io, `${ns}/buffered_io`),
@@ -123,17 +157,15 @@ export function readTree(io: ConfigfsIo): LiveTree {
       });
     return { nqn, attr, allowed_hosts: listIf(io, `${dir}/allowed_hosts`), namespaces };
   });
-  const ports = listIf(io, "ports")
-    .map(Number)
-    .sort((a, b) => a - b)
-    .map((id): LivePort => {
-      const dir = nvmetPath.port(id);
+  const ports = numbered(listIf(io, "ports"))
+    .map(({ name, n: id }): LivePort => {
+      const dir = nvmetPath.port(name);
       const attr: Record<string, string> = {};
       for (const f of PORT_ATTRS) {
         const v = readIf(io, `${dir}/${f}`);
         if (v !== undefined) attr[f] = v;
       }
-      return { id, attr, subsystems: listIf(io, `${dir}/subsystems`) };
+      return { name, id, attr, subsystems: listIf(io, `${dir}/subsystems`) };
     });
   return { hosts, subsystems, ports };
 }

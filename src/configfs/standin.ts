@@ -86,7 +86,7 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
   if (p.length === 4 && p[0] === "subsystems" && p[2] === "namespaces") {
     return {
       files: {
-        device_path: "",
+        device_path: "(null)", // the kernel prints the unset path with %s
         device_uuid: crypto.randomUUID(), // nvmet_ns_alloc() generates one
         device_nguid: ZERO_UUID,
         ana_grpid: "1",
@@ -105,7 +105,9 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
         addr_traddr: "",
         addr_trsvcid: "",
         addr_treq: "not specified",
+        addr_tsas: "reserved",
         param_inline_data_size: "-1",
+        param_max_queue_size: "-1",
         param_pi_enable: "0",
       },
       dirs: ["subsystems", "referrals", "ana_groups", "ana_groups/1"],
@@ -161,10 +163,11 @@ export class StandinConfigfs extends DirectoryConfigfs {
       const dir = p.slice(0, 4).join("/");
       const enabled = this.read(`${dir}/enable`) === "1";
       if (/^device_/.test(name) && enabled) throw errnoError("EBUSY", `namespace enabled`);
+      if (name === "device_path" && value.trim() === "") throw errnoError("EINVAL", "empty path");
       if (name === "buffered_io" && enabled) throw errnoError("EINVAL", `namespace enabled`);
       if (name === "enable" && value.trim() === "1" && !enabled) {
         const dev = this.read(`${dir}/device_path`);
-        if (dev === "") throw errnoError("EINVAL", "no device_path");
+        if (dev === "(null)") throw errnoError("EINVAL", "no device_path");
         try {
           Deno.statSync(dev);
         } catch {
@@ -178,19 +181,31 @@ export class StandinConfigfs extends DirectoryConfigfs {
       }
     }
     super.write(path, value.replace(/\n$/, "") + "\n");
+    // Setting the transport resets its security type (nvmet_port_init_tsas_*): none for tcp.
+    if (p[0] === "ports" && p.length === 3 && name === "addr_trtype") {
+      super.write(`ports/${p[1]}/addr_tsas`, value.trim() === "tcp" ? "none\n" : "reserved\n");
+    }
   }
 
   override mkdir(path: string): void {
     this.#check("mkdir", path);
-    super.mkdir(path);
     const d = kernelDefaults(path);
-    if (!d) return;
-    for (const dir of d.dirs) Deno.mkdirSync(`${this.root}/${path}/${dir}`);
-    for (const [f, v] of Object.entries(d.files)) {
-      Deno.writeTextFileSync(`${this.root}/${path}/${f}`, v + "\n");
-    }
-    if (path.startsWith("ports/")) {
-      Deno.writeTextFileSync(`${this.root}/${path}/ana_groups/1/ana_state`, "optimized\n");
+    if (!d) return super.mkdir(path);
+    if (this.exists(path)) throw errnoError("EEXIST", path);
+    // The kernel makes a group with all its attributes and default groups at once: build it
+    // beside the tree, then rename it into place, so that no one sees it half made.
+    const tmp = Deno.makeTempDirSync({ dir: `${this.root}/..`, prefix: ".standin-mkdir-" });
+    try {
+      for (const dir of d.dirs) Deno.mkdirSync(`${tmp}/${dir}`);
+      for (const [f, v] of Object.entries(d.files)) Deno.writeTextFileSync(`${tmp}/${f}`, v + "\n");
+      if (path.startsWith("ports/")) {
+        Deno.writeTextFileSync(`${tmp}/ana_groups/1/ana_state`, "optimized\n");
+      }
+      Deno.chmodSync(tmp, 0o755);
+      Deno.renameSync(tmp, `${this.root}/${path}`);
+    } catch (err) {
+      Deno.removeSync(tmp, { recursive: true });
+      throw err;
     }
   }
 
@@ -233,7 +248,11 @@ export class StandinConfigfs extends DirectoryConfigfs {
       throw errnoError("EINVAL", "port has no trtype");
     }
     if (this.exists(path)) throw errnoError("EEXIST", path);
-    super.link(path, target);
+    // The kernel's links read back relative, up to the configfs root and down again
+    // ("../../../../nvmet/hosts/<nqn>"), whatever target they were made with.
+    const up = "../".repeat(path.split("/").length);
+    const nvmet = this.root.slice(this.root.lastIndexOf("/") + 1);
+    Deno.symlinkSync(`${up}${nvmet}/${target}`, `${this.root}/${path}`);
   }
 
   override unlink(path: string): void {

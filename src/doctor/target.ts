@@ -62,7 +62,7 @@ export function portChecks(p: LivePort, devices: Devices, nqns: Set<string>): Ch
   const out: Check[] = [];
   const addr = p.attr.addr_traddr ?? "";
   const fam = p.attr.addr_adrfam ?? "";
-  const base = `${N}/ports/${p.id}`;
+  const base = `${N}/ports/${p.name}`;
   if (fam !== "ipv4" && fam !== "ipv6") {
     out.push(check(
       `${id}.address`,

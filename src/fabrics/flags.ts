@@ -3,10 +3,9 @@
  * ConnectOptions. discover, connect and connect-all take subsets of these.
  */
 import type { OptionSpec, OptionValues } from "../cli/command.ts";
-import { UsageError } from "../errors.ts";
+import { quote, UsageError } from "../errors.ts";
 import {
   checkAddress,
-  checkDhchapSecret,
   checkInt,
   checkNqn,
   checkTrsvcid,
@@ -14,6 +13,7 @@ import {
   DEFAULT_CTRL_LOSS_TMO,
   DEFAULT_TRSVCID,
   isUuid,
+  loadKeyFile,
   type Transport,
   TRANSPORTS,
 } from "./options.ts";
@@ -127,7 +127,7 @@ export function addressFromFlags(
 ): Pick<ConnectOptions, "transport" | "traddr" | "trsvcid"> {
   const transport = str(values, "transport") ?? "rdma";
   if (!(TRANSPORTS as readonly string[]).includes(transport)) {
-    throw new UsageError(`Transport '${transport}' is not supported.`, {
+    throw new UsageError(`Transport ${quote(transport)} is not supported.`, {
       hint: "Use -t rdma (or -t tcp).",
     });
   }
@@ -152,7 +152,7 @@ export function hostFromFlags(
   const hostid = str(values, "hostid");
   const hostTraddr = str(values, "host-traddr");
   if (hostid !== undefined && !isUuid(hostid)) {
-    throw new UsageError(`-I/--hostid '${hostid}' is not a UUID.`, {
+    throw new UsageError(`-I/--hostid ${quote(hostid)} is not a UUID.`, {
       hint: "Give an 8-4-4-4-12 hex UUID, e.g. the one in /etc/nvme/hostid.",
     });
   }
@@ -166,7 +166,12 @@ export function hostFromFlags(
 }
 
 /** Reads -i/-Q/-k/-c/-l and the secret file, with the kernel's ranges (facts §1.2). */
-export async function tuningFromFlags(values: OptionValues): Promise<Partial<ConnectOptions>> {
+export function tuningFromFlags(values: OptionValues): Promise<Partial<ConnectOptions>> {
+  // A promise that rejects on a bad value, as callers await it.
+  return new Promise((resolve) => resolve(tuningFromFlagsNow(values)));
+}
+
+function tuningFromFlagsNow(values: OptionValues): Partial<ConnectOptions> {
   const out: Partial<ConnectOptions> = {};
   const nr = str(values, "nr-io-queues");
   if (nr !== undefined) {
@@ -190,19 +195,7 @@ export async function tuningFromFlags(values: OptionValues): Promise<Partial<Con
   }
   const file = str(values, "dhchap-secret-file");
   if (file !== undefined) {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (err) {
-      throw new UsageError(
-        `Cannot read the DH-HMAC-CHAP secret file '${file}': ${(err as Error).message}`,
-        {
-          cause: err,
-          hint: "Give a readable file holding one DHHC-1:… line.",
-        },
-      );
-    }
-    out.dhchapSecret = checkDhchapSecret(text, file);
+    out.dhchapSecret = loadKeyFile(file, "--dhchap-secret-file");
   }
   return out;
 }

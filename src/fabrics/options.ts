@@ -2,7 +2,7 @@
  * The `/dev/nvme-fabrics` option string: validation of every value before anything is written,
  * and the string itself, in the token order nvme-cli uses (facts §1.1–1.2).
  */
-import { UsageError } from "../errors.ts";
+import { quote, UsageError } from "../errors.ts";
 
 /** The well-known discovery subsystem NQN. */
 export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
@@ -118,7 +118,7 @@ export function checkNqn(value: string, flag: string): string {
     [...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
   ) {
     throw new UsageError(
-      `${flag} '${value}' contains a comma, '=', whitespace or a control character.`,
+      `${flag} ${quote(value)} contains a comma, '=', whitespace or a control character.`,
       {
         hint:
           "The kernel splits its option string on those; NQNs look like nqn.2014-08.org.example:name.",
@@ -131,7 +131,7 @@ export function checkNqn(value: string, flag: string): string {
 /** Checks a transport address (IPv4 or IPv6) for rdma/tcp; returns it. */
 export function checkAddress(value: string, flag: string): string {
   if (!isIpv4(value) && !isIpv6(value)) {
-    throw new UsageError(`${flag} '${value}' is not an IPv4 or IPv6 address.`, {
+    throw new UsageError(`${flag} ${quote(value)} is not an IPv4 or IPv6 address.`, {
       hint:
         "Give the target's IP address, e.g. -a 10.0.0.2 (RDMA resolves addresses, not host names).",
     });
@@ -142,7 +142,7 @@ export function checkAddress(value: string, flag: string): string {
 /** Parses an integer flag within [min, max]; returns it. */
 export function checkInt(value: string, flag: string, min: number, max: number, what = ""): number {
   if (!/^-?\d+$/.test(value.trim())) {
-    throw new UsageError(`${flag} '${value}' is not a whole number.`, {
+    throw new UsageError(`${flag} ${quote(value)} is not a whole number.`, {
       hint: `Give a number from ${min} to ${max}${what ? ` (${what})` : ""}.`,
     });
   }
@@ -160,10 +160,13 @@ export function checkTrsvcid(value: string, flag: string): string {
   return String(checkInt(value, flag, 1, 65535, "the target's TCP/RDMA port, 4420 by default"));
 }
 
+/** The text form of a DH-HMAC-CHAP secret: `DHHC-1:<hash 00-03>:<base64 key and CRC>:`. */
+const DHHC1 = /^DHHC-1:0[0-3]:[A-Za-z0-9+/=]+:$/;
+
 /** Checks a DH-HMAC-CHAP secret (read from a file); the secret itself never appears in errors. */
 export function checkDhchapSecret(secret: string, file: string): string {
   const s = secret.trim();
-  if (!/^DHHC-1:0[0-3]:[A-Za-z0-9+/=]+:$/.test(s) || s.length < 11) {
+  if (!DHHC1.test(s) || s.length < 11) {
     throw new UsageError(`The DH-HMAC-CHAP secret in '${file}' is not in DHHC-1 form.`, {
       hint:
         "The file must hold one line like DHHC-1:00:<base64>: (create it with 'nvme gen-dhchap-key').",
@@ -172,10 +175,97 @@ export function checkDhchapSecret(secret: string, file: string): string {
   return s;
 }
 
+/** What is wrong with a key file, and the fix. Never holds any part of the secret. */
+export interface KeyFileProblem {
+  message: string;
+  fix: string;
+}
+
+/**
+ * Reads a DH-HMAC-CHAP key file the way both sides need it, the target's spec and the initiator's
+ * connect alike: a regular file, readable and writable by its owner only (mode 0600 or
+ * stricter), holding one DHHC-1 line. Returns the secret, or the problem with `file` named in it.
+ */
+export function readKeyFile(file: string): { secret: string } | { problem: KeyFileProblem } {
+  const name = quote(file, 200);
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.statSync(file);
+  } catch (err) {
+    return {
+      problem: err instanceof Deno.errors.NotFound
+        ? {
+          message: `key file ${name} does not exist.`,
+          fix: "Create it (nvme gen-dhchap-key) or fix the path.",
+        }
+        : {
+          message: `key file ${name} cannot be read: ${(err as Error).message}.`,
+          fix: "Run as root, or fix the path.",
+        },
+    };
+  }
+  if (!st.isFile) {
+    return {
+      problem: {
+        message: `key file ${name} is not a regular file.`,
+        fix: "Point it at the file holding the DHHC-1 key.",
+      },
+    };
+  }
+  if (st.mode !== null && (st.mode & 0o077) !== 0) {
+    return {
+      problem: {
+        message: `key file ${name} is readable or writable by group or others (mode ${
+          (st.mode & 0o777).toString(8)
+        }).`,
+        fix: `Run: chmod 600 '${file}'.`,
+      },
+    };
+  }
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch (err) {
+    return {
+      problem: {
+        message: `key file ${name} cannot be read: ${(err as Error).message}.`,
+        fix: "Run as root, or fix the file's permissions.",
+      },
+    };
+  }
+  const secret = text.trim();
+  if (secret === "") {
+    return {
+      problem: {
+        message: `key file ${name} is empty.`,
+        fix: "Write the key into it (nvme gen-dhchap-key prints one).",
+      },
+    };
+  }
+  if (!DHHC1.test(secret) || secret.length < 11) {
+    return {
+      problem: {
+        message: `key file ${name} does not hold one DH-HMAC-CHAP key in DHHC-1 form.`,
+        fix: "Write one line like DHHC-1:00:<base64>: (create it with 'nvme gen-dhchap-key').",
+      },
+    };
+  }
+  return { secret };
+}
+
+/** readKeyFile for callers that stop at the first problem: throws UsageError naming `what`. */
+export function loadKeyFile(file: string, what: string): string {
+  const r = readKeyFile(file);
+  if ("problem" in r) {
+    throw new UsageError(`${what}: ${r.problem.message}`, { hint: r.problem.fix });
+  }
+  return r.secret;
+}
+
 /** Checks a complete ConnectOptions; throws UsageError on the first bad value. */
 export function validateConnectOptions(o: ConnectOptions): ConnectOptions {
   if (!(TRANSPORTS as readonly string[]).includes(o.transport)) {
-    throw new UsageError(`Transport '${o.transport}' is not supported.`, {
+    throw new UsageError(`Transport ${quote(o.transport)} is not supported.`, {
       hint: "Use -t rdma (or -t tcp).",
     });
   }
@@ -184,7 +274,7 @@ export function validateConnectOptions(o: ConnectOptions): ConnectOptions {
   checkNqn(o.nqn, "-n/--nqn");
   if (o.hostnqn !== undefined) checkNqn(o.hostnqn, "-q/--hostnqn");
   if (o.hostid !== undefined && !isUuid(o.hostid)) {
-    throw new UsageError(`-I/--hostid '${o.hostid}' is not a UUID.`, {
+    throw new UsageError(`-I/--hostid ${quote(o.hostid)} is not a UUID.`, {
       hint: "Give an 8-4-4-4-12 hex UUID, e.g. the one in /etc/nvme/hostid.",
     });
   }

@@ -7,20 +7,21 @@
  * through it, as nvme-cli does with the lines of /etc/nvme/discovery.conf. Keys are the option
  * string's names. Secrets are never stored here, only the path of the file holding them.
  */
-import { FailureError, UsageError } from "../errors.ts";
+import { FailureError, quote, quoteName, redactSecrets, UsageError } from "../errors.ts";
 import { syncDir } from "./durable.ts";
 import {
   checkAddress,
-  checkDhchapSecret,
   checkInt,
   checkNqn,
   checkTrsvcid,
   type ConnectOptions,
   DISCOVERY_NQN,
   isUuid,
+  loadKeyFile,
   type Transport,
   TRANSPORTS,
 } from "../fabrics/options.ts";
+import { InputError, readInputText } from "../input.ts";
 
 /** One saved connection. */
 export interface SavedConnection {
@@ -96,7 +97,12 @@ export function savedFromOptions(o: ConnectOptions, secretFile?: string): SavedC
 }
 
 /** The connect options of a saved entry; reads the secret file when there is one. */
-export async function optionsFromSaved(c: SavedConnection): Promise<ConnectOptions> {
+export function optionsFromSaved(c: SavedConnection): Promise<ConnectOptions> {
+  // A promise that rejects on a bad value, as callers await it.
+  return new Promise((resolve) => resolve(optionsFromSavedNow(c)));
+}
+
+function optionsFromSavedNow(c: SavedConnection): ConnectOptions {
   const o: ConnectOptions = {
     transport: c.transport,
     traddr: c.traddr,
@@ -112,17 +118,10 @@ export async function optionsFromSaved(c: SavedConnection): Promise<ConnectOptio
   if (c.reconnect_delay !== undefined) o.reconnectDelay = c.reconnect_delay;
   if (c.ctrl_loss_tmo !== undefined) o.ctrlLossTmo = c.ctrl_loss_tmo;
   if (c.dhchap_secret_file !== undefined) {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(c.dhchap_secret_file);
-    } catch (err) {
-      throw new UsageError(
-        `Cannot read the DH-HMAC-CHAP secret file '${c.dhchap_secret_file}' of the saved ` +
-          `connection to '${c.nqn}': ${(err as Error).message}`,
-        { cause: err, hint: "Restore the file, or remove the connection and save it again." },
-      );
-    }
-    o.dhchapSecret = checkDhchapSecret(text, c.dhchap_secret_file);
+    o.dhchapSecret = loadKeyFile(
+      c.dhchap_secret_file,
+      `The saved connection to ${quote(c.nqn)}`,
+    );
   }
   return o;
 }
@@ -140,13 +139,19 @@ export function validateSaved(raw: unknown, where: string): SavedConnection {
   const r = raw as Record<string, unknown>;
   for (const k of Object.keys(r)) {
     if (!KEYS.includes(k)) {
-      throw new UsageError(`${where}.${k} is not a known key.`, {
+      throw new UsageError(`${where}.${quoteName(k)} is not a known key.`, {
         hint: `Remove it; known keys: ${KEYS.join(", ")}.`,
       });
     }
   }
-  const s = (k: string): string | undefined =>
-    r[k] === undefined || r[k] === null ? undefined : String(r[k]);
+  const s = (k: string): string | undefined => {
+    const v = r[k];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === "string" || typeof v === "number") return String(v);
+    throw new UsageError(`${where}.${k} must be a string, not ${quote(v)}.`, {
+      hint: "Write it as a plain value, as 'nvmeof connect --persist' saves it.",
+    });
+  };
   const need = (k: string): string => {
     const v = s(k);
     if (v === undefined || v === "") {
@@ -158,13 +163,13 @@ export function validateSaved(raw: unknown, where: string): SavedConnection {
   };
   const transport = need("transport");
   if (!(TRANSPORTS as readonly string[]).includes(transport)) {
-    throw new UsageError(`${where}.transport '${transport}' is not supported.`, {
+    throw new UsageError(`${where}.transport ${quote(transport)} is not supported.`, {
       hint: "Use rdma or tcp.",
     });
   }
   const hostid = need("hostid").toLowerCase();
   if (!isUuid(hostid)) {
-    throw new UsageError(`${where}.hostid '${hostid}' is not a UUID.`, {
+    throw new UsageError(`${where}.hostid ${quote(hostid)} is not a UUID.`, {
       hint: "Write the host's 8-4-4-4-12 hex UUID (see /etc/nvme/hostid).",
     });
   }
@@ -187,7 +192,7 @@ export function validateSaved(raw: unknown, where: string): SavedConnection {
   const f = s("dhchap_secret_file");
   if (f !== undefined) {
     if (!f.startsWith("/")) {
-      throw new UsageError(`${where}.dhchap_secret_file '${f}' is not an absolute path.`, {
+      throw new UsageError(`${where}.dhchap_secret_file ${quote(f)} is not an absolute path.`, {
         hint: "Write the full path of the key file.",
       });
     }
@@ -206,9 +211,10 @@ const HEADER = "# Saved NVMe-oF connections of this host, reconnected at boot by
 export async function loadConnections(file: string): Promise<SavedConnection[]> {
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = readInputText(file);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return [];
+    if (err instanceof InputError) throw err;
     throw new FailureError(`Cannot read '${file}': ${(err as Error).message}`, {
       cause: err,
       hint: "Run as root, or point NVMEOF_ETC at the directory holding connections.yaml.",
@@ -219,7 +225,8 @@ export async function loadConnections(file: string): Promise<SavedConnection[]> 
   try {
     raw = parse(text) ?? {};
   } catch (err) {
-    throw new UsageError(`Cannot parse '${file}': ${(err as Error).message.split("\n")[0]}`, {
+    const why = redactSecrets((err as Error).message.split("\n")[0]);
+    throw new UsageError(`Cannot parse '${file}': ${why}`, {
       cause: err,
       hint: "Fix the YAML, or move the file away and save the connections again.",
     });

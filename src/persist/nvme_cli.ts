@@ -7,9 +7,10 @@
  * Entries become saved connections; DH-HMAC-CHAP keys, which nvme-cli keeps inline, are moved
  * into key files (mode 0600) that the entries name. What nvmeof cannot carry is reported.
  */
-import { UsageError } from "../errors.ts";
+import { quote, UsageError } from "../errors.ts";
+import { InputError, readInputText } from "../input.ts";
 import { DISCOVERY_NQN } from "../fabrics/options.ts";
-import { type SavedConnection, validateSaved } from "./connections.ts";
+import { connectionKey, type SavedConnection, validateSaved } from "./connections.ts";
 
 /** A secret to be written to a key file (never printed). */
 export interface KeyFile {
@@ -113,12 +114,14 @@ function splitWords(line: string): string[] {
   return words;
 }
 
-async function keyPath(etc: string, c: { hostnqn: string; nqn: string; traddr: string }) {
+/**
+ * The key file of a connection, named from all of what makes it one connection (connectionKey:
+ * host, subsystem, transport, address, service id, host address): an rdma and a tcp entry to one
+ * address, which may hold different keys, get different files.
+ */
+async function keyPath(etc: string, c: SavedConnection) {
   const digest = new Uint8Array(
-    await crypto.subtle.digest(
-      "SHA-256",
-      new TextEncoder().encode(`${c.hostnqn}|${c.nqn}|${c.traddr}`),
-    ),
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(connectionKey(c))),
   );
   const hex = [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
   return `${etc}/keys/${hex}.key`;
@@ -143,17 +146,25 @@ export async function importDiscoveryConf(
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
       const m = /^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$/.exec(w);
+      // A word may be (part of) a DH-HMAC-CHAP key: messages name a flag by its name only and
+      // a stray word by its position, never by its text.
       if (!m) {
-        throw new UsageError(`${where}: '${w}' is not a flag.`, {
-          hint: "Each line holds nvme-cli flags such as --transport=rdma --traddr=10.0.0.2.",
+        throw new UsageError(`${where}: word ${i + 1} is not a flag (its text is not shown).`, {
+          hint: "Each line holds nvme-cli flags such as --transport=rdma --traddr=10.0.0.2; " +
+            "a value follows its flag after '=' or a space.",
         });
       }
+      const flag = `${m[1]}${m[2]}`;
       const name = m[2];
       const inline = m[4];
       const take = () => inline ?? words[++i];
       if (VALUE_FLAGS[name]) {
         const v = take();
-        if (v === undefined) throw new UsageError(`${where}: ${w} has no value.`);
+        if (v === undefined || v === "") {
+          throw new UsageError(`${where}: ${flag} has no value.`, {
+            hint: `Write ${flag}=VALUE, with no space after '='.`,
+          });
+        }
         raw[VALUE_FLAGS[name]] = v;
       } else if (IGNORED_VALUE_FLAGS.has(name)) {
         take();
@@ -161,7 +172,7 @@ export async function importDiscoveryConf(
       } else if (IGNORED_BOOL_FLAGS.has(name)) {
         ignored.push(`--${name}`);
       } else {
-        throw new UsageError(`${where}: unknown nvme-cli flag '${w}'.`, {
+        throw new UsageError(`${where}: unknown nvme-cli flag '${flag}'.`, {
           hint: "Fix or remove the line, then import again.",
         });
       }
@@ -173,7 +184,7 @@ export async function importDiscoveryConf(
     }
     if (raw.nqn !== undefined && raw.nqn !== DISCOVERY_NQN) {
       out.notes.push(
-        `${where}: discovery NQN '${raw.nqn}' replaced by the well-known ${DISCOVERY_NQN}.`,
+        `${where}: discovery NQN ${quote(raw.nqn)} replaced by the well-known ${DISCOVERY_NQN}.`,
       );
     }
     raw.nqn = DISCOVERY_NQN;
@@ -199,9 +210,9 @@ async function addEntry(
 ): Promise<void> {
   const secret = raw.dhchap_secret;
   delete raw.dhchap_secret;
-  if (!["rdma", "tcp"].includes(String(raw.transport))) {
+  if (typeof raw.transport !== "string" || !["rdma", "tcp"].includes(raw.transport)) {
     out.notes.push(
-      `${where}: transport '${raw.transport}' skipped (nvmeof connects rdma and tcp).`,
+      `${where}: transport ${quote(raw.transport)} skipped (nvmeof connects rdma and tcp).`,
     );
     return;
   }
@@ -239,8 +250,9 @@ export async function importConfigJson(
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`Cannot parse ${source}: ${(err as Error).message}`, {
-      cause: err,
+    // JSON.parse quotes the text around the error, which may be a key: say only where it is.
+    throw new UsageError(`Cannot parse ${source}: not valid JSON${jsonErrorPlace(text, err)}.`, {
+      cause: new Error("JSON.parse failed (its message quotes the file; not kept)"),
       hint: "It must be libnvme's JSON (nvme connect-all --dump-config writes it).",
     });
   }
@@ -261,8 +273,13 @@ export async function importConfigJson(
       const sub = s as Record<string, unknown>;
       const ports = Array.isArray(sub?.ports) ? sub.ports : [];
       for (const [pi, p] of ports.entries()) {
-        const port = p as Record<string, unknown>;
         const where = `${hw}.subsystems[${si}].ports[${pi}]`;
+        if (typeof p !== "object" || p === null || Array.isArray(p)) {
+          throw new UsageError(`${where} is not a mapping.`, {
+            hint: "Each port is {transport, traddr, trsvcid, …}; fix or remove it.",
+          });
+        }
+        const port = p as Record<string, unknown>;
         const raw: Record<string, unknown> = {
           nqn: port.discovery === true ? DISCOVERY_NQN : sub.nqn,
           hostnqn: host.hostnqn,
@@ -296,4 +313,29 @@ export async function importConfigJson(
     }
   }
   return out;
+}
+
+/** " at line L, column C" for a JSON.parse error, from the offset it reports ("" when none). */
+function jsonErrorPlace(text: string, err: unknown): string {
+  const m = /position (\d+)/.exec((err as Error)?.message ?? "");
+  if (!m) return "";
+  const before = text.slice(0, Number(m[1])).split("\n");
+  return ` at line ${before.length}, column ${before[before.length - 1].length + 1}`;
+}
+
+/**
+ * Reads one of nvme-cli's files (bounded, UTF-8); undefined when it does not exist. Throws
+ * UsageError when it cannot be read, InputError when it is too large or not text.
+ */
+export function readNvmeCliFile(path: string): string | undefined {
+  try {
+    return readInputText(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    if (err instanceof InputError) throw err;
+    throw new UsageError(`Cannot read '${path}': ${(err as Error).message}`, {
+      cause: err,
+      hint: "Run as root.",
+    });
+  }
 }

@@ -57,6 +57,81 @@ function runStep(io: ConfigfsIo, s: Step): void {
   }
 }
 
+/** Attributes written first when a removed object is made again (trtype resets tsas). */
+const RESTORE_FIRST = [
+  "addr_trtype",
+  "addr_adrfam",
+  "addr_traddr",
+  "addr_trsvcid",
+  "addr_treq",
+  "device_path",
+];
+/** Attributes written last (a namespace is enabled once its device is set). */
+const RESTORE_LAST = ["enable"];
+
+/** Whether an attribute holds a secret (DH-HMAC-CHAP keys, TLS keys): never shown. */
+export function isSecretAttr(name: string): boolean {
+  return /key/.test(name);
+}
+
+/**
+ * Every readable attribute of a directory about to be removed, secrets included (held in memory
+ * only, for the rollback), in the order they would be written back. Write-only attributes
+ * (revalidate_size) hold no state and are skipped.
+ */
+export function readAttributes(io: ConfigfsIo, dir: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const name of io.list(dir)) {
+    const path = `${dir}/${name}`;
+    if (io.isDir(path)) continue;
+    try {
+      out.push([name, io.read(path)]);
+    } catch {
+      // unreadable: a write-only trigger
+    }
+  }
+  const rank = (n: string) => {
+    const f = RESTORE_FIRST.indexOf(n);
+    return f >= 0 ? f - RESTORE_FIRST.length : RESTORE_LAST.includes(n) ? 1 : 0;
+  };
+  return out.sort((a, b) => rank(a[0]) - rank(b[0]));
+}
+
+/**
+ * Makes a removed directory again with the attributes read before its removal: writes each
+ * that differs from what the fresh object shows, and retries once those the kernel refused (one
+ * attribute may need another first: cntlid_min below cntlid_max). Returns what could not be
+ * restored, as lines for the message (secret values never shown).
+ */
+function recreate(io: ConfigfsIo, dir: string, attrs: Array<[string, string]>): string[] {
+  io.mkdir(dir);
+  let pending = attrs.filter(([name, value]) => {
+    try {
+      return io.read(`${dir}/${name}`) !== value;
+    } catch {
+      return true;
+    }
+  });
+  const failures: string[] = [];
+  for (let pass = 0; pass < 2 && pending.length; pass++) {
+    const again: Array<[string, string]> = [];
+    failures.length = 0;
+    for (const [name, value] of pending) {
+      try {
+        io.write(`${dir}/${name}`, value);
+      } catch (err) {
+        again.push([name, value]);
+        const shown = isSecretAttr(name) ? "(secret)" : `'${value}'`;
+        failures.push(
+          `write  ${dir}/${name} = ${shown}: ${errnoCode(err) || (err as Error).message}`,
+        );
+      }
+    }
+    pending = again;
+  }
+  return failures;
+}
+
 /** The steps that undo `s` (empty when nothing can or needs to be undone). */
 function inverse(s: Step): Step[] {
   switch (s.op) {
@@ -69,6 +144,7 @@ function inverse(s: Step): Step[] {
           op: "write",
           path: `${s.path}/${a}`,
           value: v,
+          ...(isSecretAttr(a) ? { secret: true } : {}),
         })),
       ];
     case "write":
@@ -157,10 +233,14 @@ export interface ApplyOptions {
  */
 export function applyPlan(io: ConfigfsIo, steps: Step[], options: ApplyOptions = {}): void {
   const done: Step[] = [];
+  // What each removed directory held, read just before its removal, to make it again exactly.
+  const removed = new Map<Step, Array<[string, string]>>();
   for (const s of steps) {
     try {
       options.onStep?.(s);
+      const attrs = s.op === "rmdir" ? readAttributes(io, s.path) : undefined;
       runStep(io, s);
+      if (attrs) removed.set(s, attrs);
       done.push(s);
     } catch (err) {
       const rollbackFailures: string[] = [];
@@ -168,6 +248,17 @@ export function applyPlan(io: ConfigfsIo, steps: Step[], options: ApplyOptions =
       const made = done.filter((d) => d.op === "mkdir").map((d) => d.path + "/");
       for (const d of done.reverse()) {
         if (d.op === "write" && made.some((m) => d.path.startsWith(m))) continue;
+        const attrs = removed.get(d);
+        if (attrs) {
+          try {
+            rollbackFailures.push(...recreate(io, d.path, attrs));
+          } catch (uerr) {
+            rollbackFailures.push(
+              `mkdir  ${d.path}: ${errnoCode(uerr) || (uerr as Error).message}`,
+            );
+          }
+          continue;
+        }
         for (const u of inverse(d)) {
           try {
             runStep(io, u);

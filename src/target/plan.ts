@@ -15,6 +15,8 @@ import {
   PORT_ATTRS,
   SUBSYSTEM_ATTRS,
 } from "../configfs/nvmet.ts";
+import { FailureError, quote } from "../errors.ts";
+import { loadKeyFile } from "../fabrics/options.ts";
 import { derivedNamespaceUuid, derivedSerial } from "./identity.ts";
 import { normalizeNguid, type PortSpec, type SubsystemSpec, type TargetSpec } from "./spec.ts";
 
@@ -109,7 +111,7 @@ function portRestore(p: LivePort): Array<[string, string]> {
 
 /** Steps that remove a namespace (disable first: configfs refuses nothing, but I/O stops cleanly). */
 function removeNamespace(steps: Step[], subnqn: string, ns: LiveNamespace): void {
-  const dir = nvmetPath.namespace(subnqn, ns.nsid);
+  const dir = nvmetPath.namespace(subnqn, ns.name);
   if (ns.enable) steps.push({ op: "write", path: `${dir}/enable`, value: "0", old: "1" });
   steps.push({ op: "rmdir", path: dir, restore: namespaceRestore(ns) });
 }
@@ -126,9 +128,13 @@ function removeSubsystem(steps: Step[], s: LiveSubsystem): void {
 /** Steps that remove a port and its links. */
 function removePort(steps: Step[], p: LivePort): void {
   for (const s of p.subsystems) {
-    steps.push({ op: "unlink", path: nvmetPath.portLink(p.id, s), target: nvmetPath.subsystem(s) });
+    steps.push({
+      op: "unlink",
+      path: nvmetPath.portLink(p.name, s),
+      target: nvmetPath.subsystem(s),
+    });
   }
-  steps.push({ op: "rmdir", path: nvmetPath.port(p.id), restore: portRestore(p) });
+  steps.push({ op: "rmdir", path: nvmetPath.port(p.name), restore: portRestore(p) });
 }
 
 /** Computes the steps that make `live` match `spec`. An empty list means nothing to do. */
@@ -136,7 +142,11 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   const steps: Step[] = [];
   const liveHosts = new Set(live.hosts.map((h) => h.nqn));
   const liveSubs = new Map(live.subsystems.map((s) => [s.nqn, s]));
-  const livePorts = new Map(live.ports.map((p) => [p.id, p]));
+  // A spec's port or namespace is the live one with its number, by the name nvmeof gives it
+  // (`2`) if there is one, else by another the kernel reads the same (`0x2`).
+  const livePort = (id: number) =>
+    live.ports.find((p) => p.name === String(id)) ?? live.ports.find((p) => p.id === id);
+  const matchedPorts = new Set<LivePort>();
 
   // 1. hosts: every host the spec names, including those only listed under a subsystem.
   const wantHosts = new Map<string, TargetSpec["hosts"][number]>();
@@ -154,7 +164,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
     ];
     for (const [attr, file] of secrets) {
       if (!file) continue;
-      const value = (options.readSecret ?? readKeyFile)(file);
+      const value = (options.readSecret ?? readHostKeyFile)(file);
       const path = `${dir}/${attr}`;
       const old = exists ? options.readLiveSecret?.(path) : undefined;
       if (old !== value) steps.push({ op: "write", path, value, old: old ?? "", secret: true });
@@ -175,6 +185,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   for (const s of spec.subsystems) {
     const dir = nvmetPath.subsystem(s.nqn);
     const cur = liveSubs.get(s.nqn);
+    const matchedNs = new Set<LiveNamespace>();
     if (!cur) steps.push({ op: "mkdir", path: dir });
     const attrs = subsystemAttrs(s);
     // A new subsystem gets a serial that is the same on every boot (identity.ts); one that exists
@@ -192,8 +203,10 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       }
     }
     for (const ns of s.namespaces) {
-      const nsDir = nvmetPath.namespace(s.nqn, ns.nsid);
-      const was = cur?.namespaces.find((n) => n.nsid === ns.nsid);
+      const was = cur?.namespaces.find((n) => n.name === String(ns.nsid)) ??
+        cur?.namespaces.find((n) => n.nsid === ns.nsid);
+      if (was) matchedNs.add(was);
+      const nsDir = nvmetPath.namespace(s.nqn, was?.name ?? ns.nsid);
       const writes: Step[] = [];
       if (!was || was.device_path !== ns.device) {
         writes.push({
@@ -242,9 +255,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       }
     }
     if (options.prune && cur) {
-      for (const ns of cur.namespaces) {
-        if (!s.namespaces.some((n) => n.nsid === ns.nsid)) removeNamespace(steps, s.nqn, ns);
-      }
+      for (const ns of cur.namespaces) if (!matchedNs.has(ns)) removeNamespace(steps, s.nqn, ns);
     }
     const liveAllowed = cur?.allowed_hosts ?? [];
     const anyWas = cur?.attr.allow_any_host === "1";
@@ -280,8 +291,10 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
 
   // 3. ports and their links. A port's attributes can change only while it has no links.
   for (const p of spec.ports) {
-    const dir = nvmetPath.port(p.id);
-    const cur = livePorts.get(p.id);
+    const cur = livePort(p.id);
+    if (cur) matchedPorts.add(cur);
+    const name = cur?.name ?? p.id;
+    const dir = nvmetPath.port(name);
     if (!cur) steps.push({ op: "mkdir", path: dir });
     const writes: Step[] = [];
     for (const [f, v] of Object.entries(portAttrs(p))) {
@@ -296,7 +309,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       for (const s of linked) {
         steps.push({
           op: "unlink",
-          path: nvmetPath.portLink(p.id, s),
+          path: nvmetPath.portLink(name, s),
           target: nvmetPath.subsystem(s),
         });
       }
@@ -305,7 +318,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
         if (!keep.includes(s)) {
           steps.push({
             op: "unlink",
-            path: nvmetPath.portLink(p.id, s),
+            path: nvmetPath.portLink(name, s),
             target: nvmetPath.subsystem(s),
           });
         }
@@ -318,7 +331,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
       if (relinkAll || !linked.includes(s)) {
         steps.push({
           op: "link",
-          path: nvmetPath.portLink(p.id, s),
+          path: nvmetPath.portLink(name, s),
           target: nvmetPath.subsystem(s),
         });
       }
@@ -328,7 +341,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   // 4. prune what the spec does not mention, in removal order: ports → subsystems → hosts.
   if (options.prune) {
     const wantSubs = new Set(spec.subsystems.map((s) => s.nqn));
-    for (const p of live.ports) if (!spec.ports.some((q) => q.id === p.id)) removePort(steps, p);
+    for (const p of live.ports) if (!matchedPorts.has(p)) removePort(steps, p);
     for (const s of live.subsystems) {
       if (wantSubs.has(s.nqn)) continue;
       // Its links from spec ports went in step 3; links from other ports went with them.
@@ -339,6 +352,47 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
     }
   }
   return steps;
+}
+
+/** Whether a spec describes nothing at all (a 0-byte file, `---`, `null`, `{}`). */
+export function isEmptySpec(spec: TargetSpec): boolean {
+  return !spec.hosts.length && !spec.subsystems.length && !spec.ports.length;
+}
+
+/** "2 subsystem(s) ('a', 'b'), …": what a tree holds, the first few names of each kind. */
+function treeSummary(live: LiveTree): string {
+  const names = (kind: string, list: Array<string | number>) => {
+    if (!list.length) return [];
+    const shown = list.slice(0, 3).map((n) => typeof n === "number" ? String(n) : quote(n));
+    const more = list.length > shown.length ? `, … ${list.length - shown.length} more` : "";
+    return [`${list.length} ${kind}(s) (${shown.join(", ")}${more})`];
+  };
+  return [
+    ...names("subsystem", live.subsystems.map((s) => s.nqn)),
+    ...names("port", live.ports.map((p) => p.id)),
+    ...names("host", live.hosts.map((h) => h.nqn)),
+  ].join(", ");
+}
+
+/**
+ * Refuses `up --prune` with an empty spec while the tree holds something: a truncated or emptied
+ * file must not wipe a target. `allowEmpty` (the user's explicit word) lets it through.
+ */
+export function checkPruneByEmptySpec(
+  spec: TargetSpec,
+  live: LiveTree,
+  options: { source: string; allowEmpty: boolean },
+): void {
+  if (options.allowEmpty || !isEmptySpec(spec)) return;
+  if (!live.hosts.length && !live.subsystems.length && !live.ports.length) return;
+  throw new FailureError(
+    `The spec ${options.source} is empty, and with --prune it would remove the whole target: ` +
+      `${treeSummary(live)}; nothing was changed.`,
+    {
+      hint: "A truncated or emptied file looks like this: check it. To remove everything on " +
+        "purpose, pass --allow-empty, or run 'nvmeof target down --all'.",
+    },
+  );
 }
 
 /** What `target down` removes. */
@@ -369,7 +423,7 @@ export function planDown(live: LiveTree, sel: DownSelection): Step[] {
         if (subs.has(s)) {
           steps.push({
             op: "unlink",
-            path: nvmetPath.portLink(p.id, s),
+            path: nvmetPath.portLink(p.name, s),
             target: nvmetPath.subsystem(s),
           });
         }
@@ -393,9 +447,9 @@ export function planDown(live: LiveTree, sel: DownSelection): Step[] {
   return steps;
 }
 
-/** Reads a DH-HMAC-CHAP key file: its first line, trimmed. */
-export function readKeyFile(file: string): string {
-  return Deno.readTextFileSync(file).split("\n")[0].trim();
+/** Reads a DH-HMAC-CHAP key file, checked as the spec's validation checks it. */
+export function readHostKeyFile(file: string): string {
+  return loadKeyFile(file, "Cannot use a DH-HMAC-CHAP key");
 }
 
 /** A step as one line for people (secrets masked). */

@@ -3,6 +3,9 @@
  * nothing (round trip), and conversions to and from nvmetcli's saved JSON. Secrets never appear.
  */
 import type { LiveTree } from "../configfs/nvmet.ts";
+import { FailureError } from "../errors.ts";
+import { InputError, readInputText } from "../input.ts";
+import { parseSpecText } from "./spec.ts";
 import { SUBSYSTEM_ATTRS } from "../configfs/nvmet.ts";
 
 const ZERO = /^[0-]*$/;
@@ -81,64 +84,108 @@ export function treeToNvmetcli(tree: LiveTree): Record<string, unknown> {
 
 type Obj = Record<string, unknown>;
 
+function isObj(v: unknown): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A mapping's field when the mapping is one, else undefined. */
+function field(o: unknown, key: string): unknown {
+  return isObj(o) ? o[key] : undefined;
+}
+
+/** A non-empty string field, else undefined (values of other types are not ours to convert). */
+function text(o: unknown, key: string): string | undefined {
+  const v = field(o, key);
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** nvmetcli's numbers are strings ("4420"); numbers pass too. */
+function numberish(v: unknown): unknown {
+  return typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v;
+}
+
 /**
- * Converts nvmetcli's saved JSON into a spec document. Throws Error with the JSON path of what
- * it cannot convert (passthru subsystems, referrals).
+ * Converts nvmetcli's saved JSON into a spec document, for validateSpec to judge: what is not a
+ * mapping where nvmetcli writes one is passed on as it is, so that the spec's own checks name it.
+ * Passthru subsystems and referrals are left out with a note.
  */
 export function nvmetcliToSpec(data: unknown): { spec: Record<string, unknown>; notes: string[] } {
   const notes: string[] = [];
-  const d = (data ?? {}) as Obj;
-  const arr = (v: unknown) => (Array.isArray(v) ? v as Obj[] : []);
-  const hosts = arr(d.hosts).map((h, i) => {
-    if ((h.dhchap as Obj | undefined)?.key) {
+  const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const hosts = arr(field(data, "hosts")).map((h, i) => {
+    if (!isObj(h)) return h;
+    if (field(h.dhchap, "key")) {
       notes.push(
         `hosts[${i}] has a DH-HMAC-CHAP key; put it in a 0600 file and set dhchap_key_file.`,
       );
     }
     return { nqn: h.nqn };
   });
-  const subsystems = arr(d.subsystems).map((s, i) => {
-    const attr = (s.attr ?? {}) as Record<string, string>;
+  const subsystems = arr(field(data, "subsystems")).map((s, i) => {
+    if (!isObj(s)) return s;
     if (arr(s.passthru).length || (s.passthru && !Array.isArray(s.passthru))) {
       notes.push(
         `subsystems[${i}] has passthru settings, which nvmeof does not manage; they were left out.`,
       );
     }
-    const out: Obj = { nqn: s.nqn, allow_any_host: attr.allow_any_host === "1" };
+    const out: Obj = { nqn: s.nqn, allow_any_host: field(s.attr, "allow_any_host") === "1" };
     if (arr(s.allowed_hosts).length) out.hosts = s.allowed_hosts;
-    for (const k of ["serial", "model", "version", "firmware"]) if (attr[k]) out[k] = attr[k];
+    for (const k of ["serial", "model", "version", "firmware"]) {
+      const v = text(s.attr, k);
+      if (v) out[k] = v;
+    }
     out.namespaces = arr(s.namespaces).map((n) => {
-      const dev = (n.device ?? {}) as Record<string, string>;
-      const ns: Obj = { nsid: n.nsid, device: dev.path };
-      if (dev.uuid && !ZERO.test(dev.uuid)) ns.uuid = dev.uuid;
-      if (dev.nguid && !ZERO.test(dev.nguid)) ns.nguid = dev.nguid;
-      ns.enabled = Number(n.enable) === 1;
+      if (!isObj(n)) return n;
+      const ns: Obj = { nsid: numberish(n.nsid), device: field(n.device, "path") };
+      const uuid = text(n.device, "uuid");
+      if (uuid && !ZERO.test(uuid)) ns.uuid = uuid;
+      const nguid = text(n.device, "nguid");
+      if (nguid && !ZERO.test(nguid)) ns.nguid = nguid;
+      ns.enabled = n.enable === 1 || n.enable === "1" || n.enable === true;
       return ns;
     });
     return out;
   });
-  const ports = arr(d.ports).map((p, i) => {
-    const addr = (p.addr ?? {}) as Record<string, string>;
-    const param = (p.param ?? {}) as Record<string, string>;
+  const ports = arr(field(data, "ports")).map((p, i) => {
+    if (!isObj(p)) return p;
     if (arr(p.referrals).length) {
       notes.push(`ports[${i}] has referrals, which nvmeof does not manage; they were left out.`);
     }
-    const out: Obj = { id: Number(p.portid) };
-    if (addr.trtype) out.trtype = addr.trtype;
-    if (addr.adrfam) out.adrfam = addr.adrfam;
-    if (addr.traddr) out.traddr = addr.traddr;
-    if (addr.trsvcid) out.trsvcid = Number(addr.trsvcid);
-    if (addr.treq && addr.treq !== "not specified") out.treq = addr.treq;
-    if (addr.tsas && addr.trtype === "tcp" && addr.tsas !== "none") out.tsas = addr.tsas;
-    if (param.inline_data_size && param.inline_data_size !== "-1") {
-      out.inline_data_size = Number(param.inline_data_size);
+    const out: Obj = { id: numberish(p.portid) };
+    const addr = (k: string) => field(p.addr, k);
+    const param = (k: string) => field(p.param, k);
+    for (const k of ["trtype", "adrfam", "traddr"]) if (addr(k)) out[k] = addr(k);
+    if (addr("trsvcid")) out.trsvcid = numberish(addr("trsvcid"));
+    if (addr("treq") && addr("treq") !== "not specified") out.treq = addr("treq");
+    if (addr("tsas") && addr("trtype") === "tcp" && addr("tsas") !== "none") {
+      out.tsas = addr("tsas");
     }
-    if (param.max_queue_size && param.max_queue_size !== "-1") {
-      out.max_queue_size = Number(param.max_queue_size);
+    for (const k of ["inline_data_size", "max_queue_size"]) {
+      if (param(k) && param(k) !== "-1") out[k] = numberish(param(k));
     }
-    if (param.pi_enable === "1") out.pi_enable = true;
+    if (param("pi_enable") === "1") out.pi_enable = true;
     out.subsystems = p.subsystems ?? [];
     return out;
   });
   return { spec: { hosts, subsystems, ports }, notes };
+}
+
+/**
+ * Reads and parses nvmetcli's saved JSON (YAML's parser reads it, with the spec's guards). Throws
+ * FailureError when the file cannot be read, SpecError when it cannot be parsed.
+ */
+export async function loadNvmetcliFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = readInputText(file);
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    throw new FailureError(
+      `Cannot read '${file}': ${
+        err instanceof Deno.errors.NotFound ? "it does not exist" : (err as Error).message
+      }.`,
+      { cause: err, hint: "Check the path (nvmetcli keeps it in /etc/nvmet/config.json)." },
+    );
+  }
+  return await parseSpecText(text, `'${file}'`);
 }

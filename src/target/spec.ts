@@ -4,7 +4,9 @@
  * (`subsystems[0].namespaces[1].device`) and the fix.
  */
 import { fileKind } from "../configfs/native.ts";
-import { FailureError } from "../errors.ts";
+import { readKeyFile } from "../fabrics/options.ts";
+import { FailureError, quote, quoteName, redactSecrets } from "../errors.ts";
+import { InputError, readInputText } from "../input.ts";
 import {
   DISCOVERY_NQN,
   NQN_MAX_BYTES,
@@ -86,15 +88,24 @@ export interface SpecProblem {
   fix: string;
 }
 
-/** The spec is invalid; nothing was written (exit 1). Lists every problem found. */
+/** How many problems a SpecError's message lists; the rest are counted. */
+export const PROBLEMS_SHOWN = 20;
+
+/**
+ * The spec is invalid; nothing was written (exit 1). Keeps every problem found; its message lists
+ * the first PROBLEMS_SHOWN and counts the rest.
+ */
 export class SpecError extends FailureError {
   readonly problems: SpecProblem[];
 
   constructor(source: string, problems: SpecProblem[]) {
     const n = problems.length;
+    const shown = problems.slice(0, PROBLEMS_SHOWN);
+    const more = n - shown.length;
     super(
       `Invalid target spec ${source}: ${n} problem${n === 1 ? "" : "s"}; nothing was changed.\n` +
-        problems.map((p) => `  ${p.path}: ${p.message} Fix: ${p.fix}`).join("\n"),
+        shown.map((p) => `  ${p.path}: ${p.message} Fix: ${p.fix}`).join("\n") +
+        (more ? `\n  … and ${more} more problem${more === 1 ? "" : "s"} of the same kinds.` : ""),
     );
     this.problems = problems;
   }
@@ -165,7 +176,9 @@ export function normalizeNguid(s: string): string | undefined {
  */
 export async function parseSpecText(text: string, source: string): Promise<unknown> {
   const { parseDocument } = await import("yaml");
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // logLevel "error": a warning (a mapping used as a key) must not reach stderr; the key then
+  // fails validation as unknown.
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, logLevel: "error" });
   if (doc.errors.length) {
     throw new SpecError(
       source,
@@ -173,14 +186,40 @@ export async function parseSpecText(text: string, source: string): Promise<unkno
         const pos = e.linePos?.[0];
         return {
           path: pos ? `line ${pos.line}, column ${pos.col}` : "document",
-          message: e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "") + ".",
+          message: redactSecrets(
+            e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""),
+          ) + ".",
           fix: "Correct the YAML (or JSON) syntax there.",
         };
       }),
     );
   }
-  return doc.toJS() ?? {};
+  const rest = text.slice(doc.range[2]);
+  if (rest.split("\n").some((l) => !/^\s*(#.*)?$/.test(l))) {
+    const line = text.slice(0, doc.range[2]).split("\n").length;
+    throw new SpecError(source, [{
+      path: `line ${line}`,
+      message: "follows the end of the document ('...'); a spec is one document.",
+      fix: "Remove what follows the end marker, or the marker itself: a spec is one document.",
+    }]);
+  }
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (err) {
+    // toJS throws on what the parse lets through: an alias to no anchor, an alias bomb, a
+    // mapping key it cannot turn into a string.
+    throw new SpecError(source, [{
+      path: "document",
+      message: `cannot be read: ${quote((err as Error).message, 120)}.`,
+      fix: err instanceof ReferenceError
+        ? "Define each anchor (&name) before its aliases (*name), and use few aliases."
+        : "Write keys as plain strings.",
+    }]);
+  }
 }
+
+/** Aliases a spec may use; more are refused (yaml's guard against alias bombs). */
+const MAX_ALIAS_COUNT = 100;
 
 type Obj = Record<string, unknown>;
 
@@ -203,7 +242,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     for (const k of Object.keys(o)) {
       if (!known.includes(k)) {
         bad(
-          path ? `${path}.${k}` : k,
+          path ? `${path}.${quoteName(k)}` : quoteName(k),
           `is not a known key.`,
           `Remove it; known keys: ${known.join(", ")}.`,
         );
@@ -222,7 +261,11 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
   const str = (v: unknown, path: string, what: string): string | undefined => {
     if (typeof v === "string" && v !== "") return v;
     if (typeof v === "number") return String(v);
-    bad(path, v === undefined ? "is missing." : `must be a non-empty string.`, `Give ${what}.`);
+    bad(
+      path,
+      v === undefined ? "is missing." : `must be a non-empty string, not ${quote(v)}.`,
+      `Give ${what}.`,
+    );
     return undefined;
   };
   const optStr = (o: Obj, key: string, path: string, what: string) =>
@@ -231,7 +274,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     const v = o[key];
     if (v === undefined) return dflt;
     if (typeof v === "boolean") return v;
-    bad(`${path}.${key}`, `must be true or false, not '${String(v)}'.`, `Write true or false.`);
+    bad(`${path}.${key}`, `must be true or false, not ${quote(v)}.`, `Write true or false.`);
     return dflt;
   };
   const int = (
@@ -246,7 +289,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       path,
       v === undefined
         ? "is missing."
-        : `must be an integer from ${min} to ${max}, not '${String(v)}'.`,
+        : `must be an integer from ${min} to ${max}, not ${quote(v)}.`,
       `Give an integer from ${min} to ${max}.`,
     );
     return undefined;
@@ -258,7 +301,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (why) {
       bad(
         path,
-        `NQN '${s}' ${why}`,
+        `NQN ${quote(s)} ${why}`,
         "Use an NQN like nqn.2026-10.com.example:storage-1 (at most 222 bytes).",
       );
       return undefined;
@@ -270,7 +313,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (s !== undefined && !new RegExp(`^[\\x20-\\x7e]{1,${max}}$`).test(s)) {
       bad(
         `${path}.${key}`,
-        `'${s}' must be 1 to ${max} printable ASCII characters (the kernel's limit).`,
+        `${quote(s)} must be 1 to ${max} printable ASCII characters (the kernel's limit).`,
         `Shorten it or remove other characters.`,
       );
       return undefined;
@@ -287,37 +330,29 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       if (v === undefined) continue;
       const first = seen.get(v);
       if (first !== undefined) {
-        bad(path, `duplicates ${what} '${v}' of ${first}.`, fix);
+        bad(path, `duplicates ${what} ${quote(String(v))} of ${first}.`, fix);
       } else seen.set(v, path);
     }
   };
-  const keyFile = (o: Obj, key: string, path: string): string | undefined => {
-    const f = optStr(o, key, path, "the path of a key file");
-    if (f === undefined || !checkFiles) return f;
-    try {
-      const st = Deno.statSync(f);
-      if (!st.isFile) {
-        bad(
-          `${path}.${key}`,
-          `'${f}' is not a regular file.`,
-          "Point it at the file holding the DHHC-1 key.",
-        );
-      } else if (st.mode !== null && (st.mode & 0o077) !== 0) {
-        bad(
-          `${path}.${key}`,
-          `key file '${f}' is readable or writable by group or others (mode ${
-            (st.mode & 0o777).toString(8)
-          }).`,
-          `Run: chmod 600 '${f}'.`,
-        );
-      }
-    } catch {
+  /** A file path: refuses control characters (a NUL would cut the path the kernel sees). */
+  const pathStr = (o: Obj, key: string, path: string, what: string): string | undefined => {
+    const f = optStr(o, key, path, what);
+    // deno-lint-ignore no-control-regex
+    if (f !== undefined && /[\x00-\x1f\x7f]/.test(f)) {
       bad(
         `${path}.${key}`,
-        `key file '${f}' does not exist.`,
-        "Create it (nvme gen-dhchap-key) or fix the path.",
+        `${quote(f)} contains a control character.`,
+        "Write the path without NUL, newline or other control characters.",
       );
+      return undefined;
     }
+    return f;
+  };
+  const keyFile = (o: Obj, key: string, path: string): string | undefined => {
+    const f = pathStr(o, key, path, "the path of a key file");
+    if (f === undefined || !checkFiles) return f;
+    const r = readKeyFile(f);
+    if ("problem" in r) bad(`${path}.${key}`, r.problem.message, r.problem.fix);
     return f;
   };
 
@@ -356,12 +391,16 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     const hashes = specEnum("host", "dhchap_hash");
     const hash = optStr(h, "dhchap_hash", path, orList(hashes));
     if (hash && !hashes.includes(hash)) {
-      bad(`${path}.dhchap_hash`, `'${hash}' is not a DH-HMAC-CHAP hash.`, `Use ${orList(hashes)}.`);
+      bad(
+        `${path}.dhchap_hash`,
+        `${quote(hash)} is not a DH-HMAC-CHAP hash.`,
+        `Use ${orList(hashes)}.`,
+      );
     } else if (hash) host.dhchap_hash = hash;
     const groups = specEnum("host", "dhchap_dhgroup");
     const group = optStr(h, "dhchap_dhgroup", path, orList(groups));
     if (group && !groups.includes(group)) {
-      bad(`${path}.dhchap_dhgroup`, `'${group}' is not a DH group.`, `Use ${orList(groups)}.`);
+      bad(`${path}.dhchap_dhgroup`, `${quote(group)} is not a DH group.`, `Use ${orList(groups)}.`);
     } else if (group) host.dhchap_dhgroup = group;
     hosts.push(host);
   });
@@ -408,15 +447,16 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       if (/^\d+\.\d+(\.\d+)?$/.test(version)) sub.version = version;
       else {bad(
           `${path}.version`,
-          `'${version}' is not an NVMe version.`,
+          `${quote(version)} is not an NVMe version.`,
           "Write X.Y or X.Y.Z, e.g. 1.3 or 2.0.",
         );}
     }
     if (s.ieee_oui !== undefined) {
-      const v = String(s.ieee_oui);
+      const raw = s.ieee_oui;
+      const v = typeof raw === "number" ? String(raw) : typeof raw === "string" ? raw : "";
       const n = /^(0x)?[0-9a-fA-F]{1,6}$/.test(v) ? parseInt(v.replace(/^0x/, ""), 16) : NaN;
       if (Number.isNaN(n)) {
-        bad(`${path}.ieee_oui`, `'${v}' is not a 24-bit hex OUI.`, "Write it as 0xABCDEF.");
+        bad(`${path}.ieee_oui`, `${quote(raw)} is not a 24-bit hex OUI.`, "Write it as 0xABCDEF.");
       } else sub.ieee_oui = `0x${n.toString(16).padStart(6, "0")}`;
     }
     if (s.cntlid_min !== undefined) {
@@ -454,20 +494,21 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       }
       keys(n, npath, specKeys("namespace"));
       const nsid = int(n.nsid, `${npath}.nsid`, ...specRange("namespace", "nsid")) ?? 0;
-      const device =
-        str(n.device, `${npath}.device`, "the path of a block device or regular file") ?? "";
+      const device = n.device === undefined
+        ? str(n.device, `${npath}.device`, "the path of a block device or regular file") ?? ""
+        : pathStr(n, "device", npath, "the path of a block device or regular file") ?? "";
       if (device && checkFiles) {
         const kind = fileKind(device, { follow: true });
         if (kind === undefined) {
           bad(
             `${npath}.device`,
-            `device '${device}' does not exist.`,
+            `device ${quote(device)} does not exist.`,
             "Create it, or fix the path (see lsblk).",
           );
         } else if (kind !== "file" && kind !== "block") {
           bad(
             `${npath}.device`,
-            `'${device}' is neither a block device nor a regular file.`,
+            `${quote(device)} is neither a block device nor a regular file.`,
             "Point it at a block device (/dev/…) or an image file.",
           );
         }
@@ -475,7 +516,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       if (device && !device.startsWith("/")) {
         bad(
           `${npath}.device`,
-          `'${device}' is not an absolute path.`,
+          `${quote(device)} is not an absolute path.`,
           "Write the full path, e.g. /dev/nvme0n1.",
         );
       }
@@ -486,7 +527,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
         if (UUID_RE.test(uuid)) ns.uuid = uuid.toLowerCase();
         else {bad(
             `${npath}.uuid`,
-            `'${uuid}' is not a UUID.`,
+            `${quote(uuid)} is not a UUID.`,
             "Write 8-4-4-4-12 hex digits (uuidgen makes one).",
           );}
       }
@@ -496,7 +537,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
         if (v) ns.nguid = nguid;
         else {bad(
             `${npath}.nguid`,
-            `'${nguid}' is not an NGUID.`,
+            `${quote(nguid)} is not an NGUID.`,
             "Write 32 hex digits ('-' or ':' separators allowed).",
           );}
       }
@@ -519,7 +560,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (hostNqns.has(s.nqn)) {
       bad(
         `subsystems[${i}].nqn`,
-        `'${s.nqn}' is also a host NQN.`,
+        `${quote(s.nqn)} is also a host NQN.`,
         "Use different NQNs for hosts and subsystems.",
       );
     }
@@ -540,11 +581,16 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
     if (!trtypes.includes(trtype as string)) {
       bad(
         `${path}.trtype`,
-        `'${String(trtype)}' is not a transport nvmeof configures (${orList(trtypes)}).`,
+        `${quote(trtype)} is not a transport nvmeof configures (${orList(trtypes)}).`,
         `Use ${orList(trtypes)}.`,
       );
     }
-    const port: PortSpec = { id: id ?? -1, trtype: trtype as PortSpec["trtype"], subsystems: [] };
+    // Only a string goes into the result: an invalid value is reported above, never converted.
+    const port: PortSpec = {
+      id: id ?? -1,
+      trtype: (typeof trtype === "string" ? trtype : "") as PortSpec["trtype"],
+      subsystems: [],
+    };
     if (trtype !== "loop") {
       const traddr = str(
         p.traddr,
@@ -556,13 +602,17 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
         adrfam = isIpv4(traddr) ? "ipv4" : isIpv6(traddr) ? "ipv6" : undefined;
       }
       if (adrfam !== undefined && !["ipv4", "ipv6", "ib", "fc"].includes(adrfam)) {
-        bad(`${path}.adrfam`, `'${adrfam}' is not an address family.`, "Use ipv4, ipv6, ib or fc.");
+        bad(
+          `${path}.adrfam`,
+          `${quote(adrfam)} is not an address family.`,
+          "Use ipv4, ipv6, ib or fc.",
+        );
       } else if (
         trtype !== "loop" && adrfam !== undefined && !specEnum("port", "adrfam").includes(adrfam)
       ) {
         bad(
           `${path}.adrfam`,
-          `${trtype} ports take ipv4 or ipv6 addresses, not ${adrfam}.`,
+          `${trtype} ports take ipv4 or ipv6 addresses, not ${quote(adrfam)}.`,
           "Use ipv4 or ipv6.",
         );
       }
@@ -570,19 +620,19 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
         if (adrfam === "ipv4" && !isIpv4(traddr)) {
           bad(
             `${path}.traddr`,
-            `'${traddr}' is not an IPv4 address.`,
+            `${quote(traddr)} is not an IPv4 address.`,
             "Write a dotted quad such as 192.168.100.10.",
           );
         } else if (adrfam === "ipv6" && !isIpv6(traddr)) {
           bad(
             `${path}.traddr`,
-            `'${traddr}' is not an IPv6 address.`,
+            `${quote(traddr)} is not an IPv6 address.`,
             "Write an address such as fd00::10.",
           );
         } else if (adrfam === undefined) {
           bad(
             `${path}.traddr`,
-            `'${traddr}' is neither an IPv4 nor an IPv6 address.`,
+            `${quote(traddr)} is neither an IPv4 nor an IPv6 address.`,
             "Write an IP address, e.g. 192.168.100.10.",
           );
         }
@@ -591,12 +641,15 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       port.adrfam = adrfam as PortSpec["adrfam"];
       const svc = int(p.trsvcid ?? 4420, `${path}.trsvcid`, ...specRange("port", "trsvcid"));
       if (svc !== undefined) port.trsvcid = String(svc);
-    } else if (p.traddr !== undefined || p.trsvcid !== undefined) {
-      bad(
-        `${path}.traddr`,
-        "is set on a loop port, which has no address.",
-        "Remove traddr and trsvcid.",
-      );
+    } else {
+      for (const k of ["traddr", "trsvcid", "adrfam"]) {
+        if (p[k] === undefined) continue;
+        bad(
+          `${path}.${k}`,
+          "is set on a loop port, which has no address.",
+          "Remove adrfam, traddr and trsvcid from the loop port.",
+        );
+      }
     }
     list(p, "subsystems", `${path}.subsystems`).forEach((s, j) => {
       const n = nqn(s, `${path}.subsystems[${j}]`);
@@ -604,7 +657,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       if (!subNqns.has(n)) {
         bad(
           `${path}.subsystems[${j}]`,
-          `names subsystem '${n}', which the spec does not define.`,
+          `names subsystem ${quote(n)}, which the spec does not define.`,
           "Add it under subsystems, or remove it here.",
         );
       }
@@ -636,18 +689,26 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       if (trtype !== "tcp") {
         bad(
           `${path}.tsas`,
-          `is only for tcp ports (the kernel refuses it for ${String(trtype)}).`,
+          `is only for tcp ports (the kernel refuses it for ${quote(trtype)}).`,
           "Remove it.",
         );
       } else if (!tsasValues.includes(tsas)) {
-        bad(`${path}.tsas`, `'${tsas}' is not a TCP security type.`, `Use ${orList(tsasValues)}.`);
+        bad(
+          `${path}.tsas`,
+          `${quote(tsas)} is not a TCP security type.`,
+          `Use ${orList(tsasValues)}.`,
+        );
       } else port.tsas = tsas;
     }
     const treq = optStr(p, "treq", path, "a treq value");
     if (treq !== undefined) {
       const treqs = specEnum("port", "treq");
       if (treqs.includes(treq)) port.treq = treq;
-      else bad(`${path}.treq`, `'${treq}' is not a treq value.`, `Use ${orList(treqs, true)}.`);
+      else {bad(
+          `${path}.treq`,
+          `${quote(treq)} is not a treq value.`,
+          `Use ${orList(treqs, true)}.`,
+        );}
     }
     ports.push(port);
   });
@@ -675,11 +736,13 @@ export async function loadSpecFile(
 ): Promise<TargetSpec> {
   let text: string;
   try {
-    text = Deno.readTextFileSync(path);
+    text = readInputText(path);
   } catch (err) {
     throw new SpecError(`'${path}'`, [{
       path: "file",
-      message: `cannot be read: ${(err as Error).message}.`,
+      message: err instanceof InputError
+        ? err.reason
+        : `cannot be read: ${(err as Error).message}.`,
       fix: path === DEFAULT_SPEC_FILE
         ? "Write a spec there, or pass -f FILE, or use the one-line form (--nqn --device --traddr)."
         : "Check the path given with -f.",

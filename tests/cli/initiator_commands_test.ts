@@ -75,7 +75,9 @@ Deno.test("connect --dry-run prints the exact option string with the host files'
 Deno.test("connect --dry-run never shows the DH-HMAC-CHAP secret", async () => {
   await using dir = await tempDir();
   const env = await tree(dir.path);
-  await Deno.writeTextFile(`${dir.path}/k`, "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0:\n");
+  await Deno.writeTextFile(`${dir.path}/k`, "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0:\n", {
+    mode: 0o600,
+  });
   const r = await nvmeof(
     [
       "connect",

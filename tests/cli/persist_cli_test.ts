@@ -245,7 +245,9 @@ Deno.test("connect --persist --dry-run shows what would be saved; --saved --dry-
   await using d = await tempDir();
   const env = await host(d.path);
   const key = `${d.path}/disk1.key`;
-  await Deno.writeTextFile(key, "DHHC-1:00:ia3Hm9kQP8XhK4i8QPq0l8uKy5wOxQsJ3Xw1p3VnN2c0Vw==:\n");
+  await Deno.writeTextFile(key, "DHHC-1:00:ia3Hm9kQP8XhK4i8QPq0l8uKy5wOxQsJ3Xw1p3VnN2c0Vw==:\n", {
+    mode: 0o600,
+  });
   const r = await nvmeof([
     "connect",
     "-a",

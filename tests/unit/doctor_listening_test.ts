@@ -8,6 +8,7 @@ import { classifyListening } from "../../src/doctor/listening.ts";
 import type { ProbeOutcome } from "../../src/doctor/reach.ts";
 
 const PORT: LivePort = {
+  name: "3",
   id: 3,
   attr: { addr_trtype: "rdma", addr_traddr: "10.0.0.1", addr_trsvcid: "4420" },
   subsystems: ["nqn.2024-01.io.example:disk1"],

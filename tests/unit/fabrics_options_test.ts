@@ -158,19 +158,42 @@ Deno.test("the DH-HMAC-CHAP secret comes from a file and is checked without echo
   await using dir = await tempDir();
   const good = `${dir.path}/good.key`;
   const bad = `${dir.path}/bad.key`;
-  await Deno.writeTextFile(good, "DHHC-1:01:c2VjcmV0c2VjcmV0c2VjcmV0:\n");
-  await Deno.writeTextFile(bad, "hunter2\n");
+  await Deno.writeTextFile(good, "DHHC-1:01:c2VjcmV0c2VjcmV0c2VjcmV0:\n", { mode: 0o600 });
+  await Deno.writeTextFile(bad, "hunter2\n", { mode: 0o600 });
   assert.equal(
     (await tuningFromFlags({ "dhchap-secret-file": good })).dhchapSecret,
     "DHHC-1:01:c2VjcmV0c2VjcmV0c2VjcmV0:",
   );
   await assert.rejects(() => tuningFromFlags({ "dhchap-secret-file": bad }), (e: Error) => {
     assert.doesNotMatch(e.message, /hunter2/);
-    assert.match(e.message, /not in DHHC-1 form/);
+    assert.match(e.message, /not hold one DH-HMAC-CHAP key in DHHC-1 form/);
     return true;
   });
   await assert.rejects(
     () => tuningFromFlags({ "dhchap-secret-file": `${dir.path}/missing` }),
-    /Cannot read the DH-HMAC-CHAP secret file/,
+    /--dhchap-secret-file: key file '.*missing' does not exist/,
+  );
+});
+
+Deno.test("connect refuses a key file others can read, with the chmod fix, as the target does", async () => {
+  await using dir = await tempDir();
+  const open = `${dir.path}/open.key`;
+  await Deno.writeTextFile(open, "DHHC-1:01:c2VjcmV0c2VjcmV0c2VjcmV0:\n", { mode: 0o644 });
+  await Deno.chmod(open, 0o644);
+  await assert.rejects(() => tuningFromFlags({ "dhchap-secret-file": open }), (e: Error) => {
+    assert.match(e.message, /readable or writable by group or others \(mode 644\)/);
+    assert.match((e as UsageError).hint ?? "", /chmod 600/);
+    assert.doesNotMatch(e.message, /c2VjcmV0/);
+    return true;
+  });
+});
+
+Deno.test("connect refuses an empty key file", async () => {
+  await using dir = await tempDir();
+  const empty = `${dir.path}/empty.key`;
+  await Deno.writeTextFile(empty, "\n", { mode: 0o600 });
+  await assert.rejects(
+    () => tuningFromFlags({ "dhchap-secret-file": empty }),
+    /key file '.*empty.key' is empty/,
   );
 });

@@ -211,14 +211,21 @@ Deno.test("a saved entry becomes connect options, the secret read from its file"
   const dir = await Deno.makeTempDir({ prefix: "nvmeof-conn-" });
   try {
     const key = `${dir}/k`;
-    Deno.writeTextFileSync(key, "DHHC-1:00:ia3Hm9kQP8XhK4i8QPq0l8uKy5wOxQsJ3Xw1p3VnN2c0Vw==:\n");
+    Deno.writeTextFileSync(key, "DHHC-1:00:ia3Hm9kQP8XhK4i8QPq0l8uKy5wOxQsJ3Xw1p3VnN2c0Vw==:\n", {
+      mode: 0o600,
+    });
     const o = await optionsFromSaved({ ...SAMPLE[0], dhchap_secret_file: key });
     assert.equal(o.dhchapSecret, "DHHC-1:00:ia3Hm9kQP8XhK4i8QPq0l8uKy5wOxQsJ3Xw1p3VnN2c0Vw==:");
     assert.equal(o.ctrlLossTmo, -1);
     assert.deepEqual(savedFromOptions(o, key), { ...SAMPLE[0], dhchap_secret_file: key });
     await assert.rejects(
       () => optionsFromSaved({ ...SAMPLE[0], dhchap_secret_file: `${dir}/gone` }),
-      /Cannot read the DH-HMAC-CHAP secret file/,
+      /key file '.*gone' does not exist/,
+    );
+    Deno.chmodSync(key, 0o640);
+    await assert.rejects(
+      () => optionsFromSaved({ ...SAMPLE[0], dhchap_secret_file: key }),
+      /readable or writable by group or others \(mode 640\)/,
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

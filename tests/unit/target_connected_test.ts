@@ -29,6 +29,7 @@ function port(
   subs: string[],
 ): LivePort {
   return {
+    name: String(id),
     id,
     attr: { addr_trtype: trtype, addr_adrfam: "ipv4", addr_traddr: traddr, addr_trsvcid: trsvcid },
     subsystems: subs,

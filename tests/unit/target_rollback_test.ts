@@ -4,7 +4,15 @@ import { ApplyError, applyPlan } from "../../src/target/apply.ts";
 import { planDown, planUp } from "../../src/target/plan.ts";
 import { validateSpec } from "../../src/target/spec.ts";
 import { StandinConfigfs } from "../../src/configfs/standin.ts";
-import { devices, snapshot, standin, SUB1, twoSubsystemSpec } from "./target_fixtures.ts";
+import {
+  devices,
+  HOST1,
+  snapshot,
+  standin,
+  SUB1,
+  SUB2,
+  twoSubsystemSpec,
+} from "./target_fixtures.ts";
 
 /**
  * For each step of a plan, a run whose that step fails must leave the tree exactly as it was
@@ -89,3 +97,109 @@ Deno.test("an RDMA bind refusal names EADDRNOTAVAIL and how to fix the address",
   }
   assert.deepEqual(snapshot(io0.root), before);
 });
+
+/** Key files for the hosts of secretSpec (mode 0600), removed with the devices' directory. */
+function keyFiles(dev: string[]): [string, string] {
+  const dir = dev[0].slice(0, dev[0].lastIndexOf("/"));
+  const files: [string, string] = [`${dir}/host.key`, `${dir}/ctrl.key`];
+  Deno.writeTextFileSync(files[0], "DHHC-1:00:aG9zdGtleWhvc3RrZXlob3N0a2V5aG9zdGtleQ==:\n", {
+    mode: 0o600,
+  });
+  Deno.writeTextFileSync(files[1], "DHHC-1:01:Y3RybGtleWN0cmxrZXljdHJsa2V5Y3RybGtleQ==:\n", {
+    mode: 0o600,
+  });
+  return files;
+}
+
+/**
+ * A target with everything a removal destroys set away from its default: DH-HMAC-CHAP keys,
+ * hash and group on a host, buffered_io on a namespace, and attributes nvmeof does not manage
+ * (qid_max, ana_grpid) changed by hand.
+ */
+function secretSetup(io: ReturnType<typeof standin>, dev: string[]): void {
+  const [key, ctrl] = keyFiles(dev);
+  const raw = twoSubsystemSpec(dev);
+  raw.hosts[0] = {
+    nqn: HOST1,
+    dhchap_key_file: key,
+    dhchap_ctrl_key_file: ctrl,
+    dhchap_hash: "hmac(sha512)",
+    dhchap_dhgroup: "ffdhe4096",
+  };
+  raw.subsystems[0].namespaces[1].buffered_io = true;
+  raw.subsystems[0].serial = "SERIAL-1";
+  raw.subsystems[0].cntlid_min = 100;
+  raw.subsystems[0].cntlid_max = 200;
+  applyPlan(io, planUp(readTree(io), validateSpec(raw)));
+  io.write(`subsystems/${SUB1}/attr_qid_max`, "64");
+  io.write(`subsystems/${SUB1}/namespaces/2/ana_grpid`, "2");
+}
+
+failEachStep(
+  "down --all of a target with keys, buffered_io and hand-set attributes",
+  secretSetup,
+  (io) => planDown(readTree(io), { all: true }),
+);
+
+failEachStep(
+  "up --prune down to one subsystem and no hosts, of a target with keys",
+  secretSetup,
+  (io, dev) => {
+    const raw = twoSubsystemSpec(dev);
+    raw.hosts = [];
+    raw.subsystems = [{
+      nqn: SUB2,
+      allow_any_host: true,
+      namespaces: [{ nsid: 1, device: dev[2] }],
+    }];
+    raw.ports[0].subsystems = [SUB2];
+    return planUp(readTree(io), validateSpec(raw), { prune: true });
+  },
+);
+
+Deno.test("a removal that cannot be put back says exactly what, never a secret", () => {
+  using dev = devices(4);
+  using io0 = standin();
+  secretSetup(io0, dev);
+  const steps = planDown(readTree(io0), { all: true });
+  // The last step (rmdir of the host) fails; on the way back, the subsystem's serial is refused.
+  const io = new StandinConfigfs(io0.root, {
+    failures: [
+      { ordinal: steps.length, errno: "EIO" },
+      { op: "write", path: `subsystems/${SUB1}/attr_serial`, errno: "EINVAL" },
+    ],
+  });
+  assert.throws(() => applyPlan(io, steps), (err: unknown) => {
+    assert.ok(err instanceof ApplyError);
+    assert.deepEqual(err.rollbackFailures, [
+      `write  subsystems/${SUB1}/attr_serial = 'SERIAL-1': EINVAL`,
+    ]);
+    assert.match(err.message, /left 1 not undone/);
+    assert.doesNotMatch(err.message, /configfs is as before/);
+    assert.doesNotMatch(err.message, /aG9zdGtl|Y3RybGtl/);
+    return true;
+  });
+});
+
+failEachStep(
+  "up changing a host's keys, hash and group, and a namespace's buffered_io",
+  secretSetup,
+  (io, dev) => {
+    const dir = dev[0].slice(0, dev[0].lastIndexOf("/"));
+    const key = `${dir}/new.key`;
+    Deno.writeTextFileSync(key, "DHHC-1:00:bmV3a2V5bmV3a2V5bmV3a2V5bmV3a2V5bmV3a2V5:\n", {
+      mode: 0o600,
+    });
+    const raw = twoSubsystemSpec(dev);
+    raw.hosts[0] = {
+      nqn: HOST1,
+      dhchap_key_file: key,
+      dhchap_hash: "hmac(sha256)",
+      dhchap_dhgroup: "null",
+    };
+    raw.subsystems[0].namespaces[1].buffered_io = false;
+    return planUp(readTree(io), validateSpec(raw), {
+      readLiveSecret: (p) => (io.exists(p) ? io.read(p) : undefined),
+    });
+  },
+);

@@ -158,3 +158,58 @@ Deno.test("rdma bw from host1 to the target moves every byte; a server on host1 
   assert.equal(r2.code, 0, r2.stderr);
   assert.equal((await back).code, 0);
 });
+
+Deno.test("perftest's ib_write_bw and nvmeof rdma bw, side by side across the same link, both move 400 × 64 KiB", async () => {
+  const perfServer = on("target", "timeout 200 ib_write_bw -R -F -s 65536 -n 400 -p 18515", {
+    timeout: 240,
+  });
+  await on("host1", "sleep 3");
+  const perf = await on(
+    "host1",
+    `for i in $(seq 1 20); do timeout 150 ib_write_bw -R -F -s 65536 -n 400 -p 18515 ${T} && exit 0; sleep 1; done; exit 1`,
+    { timeout: 240 },
+  );
+  assert.equal(perf.code, 0, perf.stderr);
+  assert.equal((await perfServer).code, 0);
+  // perftest's result line: #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
+  const row = perf.stdout.split("\n").find((l) => /^\s*65536\s+400\s/.test(l));
+  assert.ok(row, perf.stdout);
+  const perfMiB = Number(row.trim().split(/\s+/)[3]);
+
+  const srv = nvmeofOn("target", [
+    "rdma",
+    "bw",
+    "--server",
+    "-a",
+    T,
+    "-p",
+    "7307",
+    "--clients",
+    "1",
+  ], {
+    timeout: 400,
+  });
+  await listening("target", 7307);
+  const ours = await nvmeofOn("host1", [
+    "rdma",
+    "bw",
+    "-a",
+    T,
+    "-p",
+    "7307",
+    "--iters",
+    "400",
+    "-o",
+    "json",
+  ]);
+  assert.equal(ours.code, 0, ours.stderr);
+  assert.equal((await srv).code, 0);
+  const j = JSON.parse(ours.stdout);
+  assert.equal(j.bytes, 400 * 65536);
+  console.log(
+    `across the wire, 400 × 64 KiB: ib_write_bw ${perfMiB} MiB/s, nvmeof rdma bw ${j.bw_mib_s} MiB/s ` +
+      `(ratio ${
+        (j.bw_mib_s / perfMiB).toFixed(2)
+      }; one run, under emulation: a figure, not a verdict)`,
+  );
+});

@@ -15,7 +15,7 @@ import {
   RejectedError,
   Trace,
 } from "../rdma/connection.ts";
-import { CompletionError } from "../rdma/ping.ts";
+import { checkCompletion } from "../rdma/completion.ts";
 import { type MemoryRegion, WorkRequest } from "../rdma/verbs.ts";
 import type { Canceller } from "../rdma/wait.ts";
 import {
@@ -233,10 +233,7 @@ export class NvmeQueue implements Disposable {
     const n = cq.poll();
     if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
     for (let k = 0; k < n; k++) {
-      const st = cq.status(k);
-      if (st !== 0) {
-        throw new CompletionError(st, cq.opcode(k), `on NVMe queue ${this.qid}`);
-      }
+      checkCompletion(cq, k, `on NVMe queue ${this.qid}`);
       const wr = cq.wrId(k);
       let cid: number;
       if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {

@@ -8,7 +8,8 @@ import { IBV_SEND, IBV_WR } from "../../ffi/enums.ts";
 import { IBV_SEND_WR } from "../../ffi/structs.ts";
 import { FailureError } from "../errors.ts";
 import { connect, Trace } from "./connection.ts";
-import { CompletionError, decodeHello, encodeHello } from "./ping.ts";
+import { checkCompletion } from "./completion.ts";
+import { decodeHello, encodeHello } from "./ping.ts";
 import { type MemoryRegion, WorkRequest } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
 
@@ -93,8 +94,7 @@ export async function bwClient(o: BwOptions): Promise<BwResult> {
       const got = cq.poll();
       if (got < 0) throw new FailureError(`ibv_poll_cq() failed (${got}).`);
       for (let k = 0; k < got; k++) {
-        const st = cq.status(k);
-        if (st !== 0) throw new CompletionError(st, cq.opcode(k), "during the bandwidth run");
+        checkCompletion(cq, k, "during the bandwidth run");
         completed = cq.wrId(k);
       }
       if (got > 0) lastProgress = performance.now();

@@ -25,6 +25,8 @@ import {
   traceLines,
   type TraceStep,
 } from "./connection.ts";
+import { checkCompletion, CompletionError, firstDifference } from "./completion.ts";
+import type { ServedClient } from "./serve.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
@@ -88,38 +90,6 @@ export function pattern(size: number): Uint8Array {
 /** Where iteration i's payload starts in the pattern. */
 export function shift(i: number): number {
   return i % 251;
-}
-
-/** The index of the first differing byte, or -1. */
-export function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  const n = a.length;
-  if (n !== b.length) return 0;
-  for (let k = 0; k < n; k++) if (a[k] !== b[k]) return k;
-  return -1;
-}
-
-/** A completion with an error status. */
-export class CompletionError extends FailureError {
-  readonly status: number;
-  constructor(status: number, opcode: number, when: string) {
-    super(
-      `A work request failed ${when}: ${
-        wcStatusName(status)
-      } (status ${status}, opcode ${opcode}).`,
-      {
-        hint: status === 12
-          ? "Transport retries ran out: the peer stopped answering (process killed or link down)."
-          : status === 10
-          ? "The peer refused the access: its memory region or QP lacks the access flag."
-          : status === 13
-          ? "The peer had no receive posted (RNR retries ran out)."
-          : status === 5
-          ? "The QP went to the error state (the connection was torn down)."
-          : undefined,
-      },
-    );
-    this.status = status;
-  }
 }
 
 /** Latency figures in microseconds. */
@@ -201,8 +171,7 @@ function reap(
   const n = ep.cq.poll();
   if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
   for (let k = 0; k < n; k++) {
-    const st = ep.cq.status(k);
-    if (st !== 0) throw new CompletionError(st, ep.cq.opcode(k), when);
+    checkCompletion(ep.cq, k, when);
     if (ep.cq.opcode(k) & IBV_WC_OPCODE.RECV) {
       counts.recv++;
       counts.recvSlot = ep.cq.wrId(k);
@@ -438,17 +407,6 @@ async function runClientLoop(
     }
   }
   return samples;
-}
-
-/** One client the server handled. */
-export interface ServedClient {
-  client: number;
-  op: string;
-  size: number;
-  count: number;
-  verified: number;
-  result: "ok" | "rejected" | "failed";
-  error?: string;
 }
 
 /** Server options. */

@@ -17,7 +17,8 @@ import {
   type QpSetup,
   type Trace,
 } from "./connection.ts";
-import { CompletionError, firstDifference, type ServedClient } from "./ping.ts";
+import { checkCompletion, firstDifference } from "./completion.ts";
+import type { ServedClient } from "./serve.ts";
 import { type MemoryRegion, WorkRequest } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
 
@@ -74,8 +75,7 @@ class Completions {
       const n = cq.poll();
       if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
       for (let k = 0; k < n; k++) {
-        const st = cq.status(k);
-        if (st !== 0) throw new CompletionError(st, cq.opcode(k), "during rping");
+        checkCompletion(cq, k, "during rping");
         if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {
           this.recvs++;
           this.lastRecvLen = cq.byteLen(k);

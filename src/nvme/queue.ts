@@ -163,8 +163,7 @@ export class NvmeQueue implements Disposable {
           );
           const r = new WorkRequest("recv").local(RECV_TAG | i, cqe, i * CQE_SIZE, CQE_SIZE);
           recv.push(r);
-          const rc = ep.qp.postRecv(r.address);
-          if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
+          ep.qp.postRecv(r.address);
         }
         return encodeRdmaCmRequest({ qid: o.qid, hrqsize: o.depth, hsqsize: o.depth - 1 });
       },
@@ -207,23 +206,25 @@ export class NvmeQueue implements Disposable {
   }
 
   /**
-   * Posts every queued slot with one ibv_post_send, stamping each slot's `postedAt`; throws (and
-   * forgets them) if it fails.
+   * Posts every queued slot with one ibv_post_send, stamping each slot's `postedAt`; when the post
+   * fails, forgets them and passes its NativeError on.
    */
   flush(): void {
     const n = this.#queued;
     if (n === 0) return;
     this.#queued = 0;
     const t = performance.now();
-    const rc = this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
-    for (let i = 0; i < n; i++) {
-      const cid = this.#chain[i];
-      this.postedAt[cid] = t;
-      if (i < n - 1) this.#send[cid].link(undefined);
-    }
-    if (rc !== 0) {
-      for (let i = 0; i < n; i++) this.#state[this.#chain[i]] = 0;
-      throw new FailureError(`ibv_post_send() failed: errno ${rc}.`);
+    let posted = false;
+    try {
+      this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
+      posted = true;
+    } finally {
+      for (let i = 0; i < n; i++) {
+        const cid = this.#chain[i];
+        this.postedAt[cid] = t;
+        if (i < n - 1) this.#send[cid].link(undefined);
+        if (!posted) this.#state[cid] = 0;
+      }
     }
   }
 
@@ -231,7 +232,6 @@ export class NvmeQueue implements Disposable {
   reap(): number {
     const cq = this.#ep.cq;
     const n = cq.poll();
-    if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
     for (let k = 0; k < n; k++) {
       checkCompletion(cq, k, `on NVMe queue ${this.qid}`);
       const wr = cq.wrId(k);
@@ -249,8 +249,7 @@ export class NvmeQueue implements Disposable {
         this.#status[cid] = dv.getUint16(off + 14, true) >> 1;
         this.#result[2 * cid] = dv.getUint32(off, true);
         this.#result[2 * cid + 1] = dv.getUint32(off + 4, true);
-        const rc = this.#ep.qp.postRecv(this.#recv[slot].address);
-        if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
+        this.#ep.qp.postRecv(this.#recv[slot].address);
         this.#state[cid] |= 2;
       } else {
         cid = wr;

@@ -87,12 +87,10 @@ export async function bwClient(o: BwOptions): Promise<BwResult> {
         const signaled = n % sig === 0 || n === total;
         wr.view.setUint32(flagsOff, signaled ? IBV_SEND.SIGNALED : 0, true);
         wr.view.setUint32(0, n, true);
-        const rc = ep.qp.postSend(wr.address);
-        if (rc !== 0) throw new FailureError(`ibv_post_send() failed: errno ${rc}.`);
+        ep.qp.postSend(wr.address);
         posted = n;
       }
       const got = cq.poll();
-      if (got < 0) throw new FailureError(`ibv_poll_cq() failed (${got}).`);
       for (let k = 0; k < got; k++) {
         checkCompletion(cq, k, "during the bandwidth run");
         completed = cq.wrId(k);
@@ -106,8 +104,7 @@ export async function bwClient(o: BwOptions): Promise<BwResult> {
           if (total > posted) {
             wr.view.setUint32(flagsOff, IBV_SEND.SIGNALED, true);
             wr.view.setUint32(0, total, true);
-            const rc = ep.qp.postSend(wr.address);
-            if (rc !== 0) throw new FailureError(`ibv_post_send() failed: errno ${rc}.`);
+            ep.qp.postSend(wr.address);
             posted = total;
           }
         }

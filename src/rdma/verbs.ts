@@ -206,9 +206,14 @@ export class CompletionQueue implements Disposable {
     return this.#ptr;
   }
 
-  /** ibv_poll_cq(cq, capacity, wc): the number of completions now in `wc` (< 0 on error). */
+  /**
+   * ibv_poll_cq(cq, capacity, wc): the number of completions now in `wc` (0 when none). A
+   * negative return is the provider failing: it throws NativeError.
+   */
   poll(): number {
-    return this.#poll.invoke();
+    const n = this.#poll.invoke();
+    if (n < 0) checkVerbs("ibv_poll_cq", n);
+    return n;
   }
 
   /** Status of completion `i` of the last poll. */
@@ -397,16 +402,16 @@ export class QueuePair implements Disposable {
     };
   }
 
-  /** ibv_post_send(qp, wr at `wrAddr`, &bad): 0 or an errno value. */
-  postSend(wrAddr: bigint): number {
+  /** ibv_post_send(qp, wr at `wrAddr`, &bad); throws NativeError with the errno it returned. */
+  postSend(wrAddr: bigint): void {
     this.#postSend.setPointer(1, wrAddr);
-    return this.#postSend.invoke();
+    checkVerbs("ibv_post_send", this.#postSend.invoke());
   }
 
-  /** ibv_post_recv(qp, wr at `wrAddr`, &bad): 0 or an errno value. */
-  postRecv(wrAddr: bigint): number {
+  /** ibv_post_recv(qp, wr at `wrAddr`, &bad); throws NativeError with the errno it returned. */
+  postRecv(wrAddr: bigint): void {
     this.#postRecv.setPointer(1, wrAddr);
-    return this.#postRecv.invoke();
+    checkVerbs("ibv_post_recv", this.#postRecv.invoke());
   }
 
   close(): void {

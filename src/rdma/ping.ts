@@ -12,7 +12,7 @@
  * read: the client RDMA-READs `size` bytes at a per-iteration offset of the server's pattern.
  * send: the client SENDs; the server receives into slot i%2 and SENDs the same bytes back.
  */
-import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR, wcStatusName } from "../../ffi/enums.ts";
+import { IBV_ACCESS, IBV_SEND, IBV_WR, wcStatusName } from "../../ffi/enums.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import {
   accept,
@@ -25,8 +25,9 @@ import {
   traceLines,
   type TraceStep,
 } from "./connection.ts";
-import { checkCompletion, CompletionError, firstDifference } from "./completion.ts";
+import { CompletionError, firstDifference } from "./completion.ts";
 import type { ServedClient } from "./serve.ts";
+import { POLL_MEMORY, Spinner } from "./spin.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
@@ -114,69 +115,6 @@ export function latencyStats(samplesMs: number[]): LatencyStats {
     max_us: us(s[s.length - 1] ?? 0),
     avg_us: us(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
   };
-}
-
-/**
- * Watches a spinning loop: gives up after `timeoutMs` without progress, and every ~50 ms checks
- * the CM channel for the peer's DISCONNECTED and lets the event loop run (signals, timers).
- */
-class Liveness {
-  #deadline = 0;
-  #nextCheck = 0;
-  #moved = true;
-  constructor(
-    readonly conn: Connection,
-    readonly timeoutMs: number,
-    readonly cancel: Canceller | undefined,
-  ) {}
-  /** The loop moved on (no clock read: the next `slow` call restarts the no-progress bound). */
-  progress(): void {
-    this.#moved = true;
-  }
-  /** Called every few hundred spins; returns a promise to await when the loop should yield. */
-  slow(what: string, done: number, total: number): Promise<void> | undefined {
-    const now = performance.now();
-    if (this.#moved) {
-      this.#moved = false;
-      this.#deadline = now + this.timeoutMs;
-      if (this.#nextCheck === 0) this.#nextCheck = now + 10;
-    }
-    if (now < this.#nextCheck) return undefined;
-    this.#nextCheck = now + 50;
-    this.cancel?.check();
-    const ev = this.conn.pollEnd();
-    if (ev) {
-      throw new FailureError(
-        `The peer went away during the run: ${ev.name} after ${done} of ${total} iterations.`,
-      );
-    }
-    if (now > this.#deadline) {
-      throw new FailureError(
-        `No progress for ${this.timeoutMs} ms waiting for ${what} (iteration ${
-          done + 1
-        } of ${total}).`,
-        { hint: "The peer stopped answering; check that it is still running." },
-      );
-    }
-    return new Promise((r) => setTimeout(r, 0));
-  }
-}
-
-/** Reaps completions; throws on an error status. Returns how many had each opcode kind. */
-function reap(
-  ep: Endpoint,
-  when: string,
-  counts: { send: number; recv: number; recvSlot: number },
-) {
-  const n = ep.cq.poll();
-  for (let k = 0; k < n; k++) {
-    checkCompletion(ep.cq, k, when);
-    if (ep.cq.opcode(k) & IBV_WC_OPCODE.RECV) {
-      counts.recv++;
-      counts.recvSlot = ep.cq.wrId(k);
-    } else counts.send++;
-  }
-  return n;
 }
 
 /**
@@ -312,9 +250,13 @@ async function runClientLoop(
 ): Promise<number[]> {
   const ep = conn.ep;
   const size = o.size;
-  const live = new Liveness(conn, o.timeoutMs, o.cancel);
+  const spin = new Spinner(conn, {
+    timeoutMs: o.timeoutMs,
+    cancel: o.cancel,
+    when: "during the ping",
+    total: o.count,
+  });
   const samples: number[] = [];
-  const counts = { send: 0, recv: 0, recvSlot: 0 };
   // A read sets up its WR each iteration (its source moves with shift(i)).
   const readWr = new WorkRequest("send");
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
@@ -345,50 +287,28 @@ async function runClientLoop(
       wr = sends[slot];
       if (o.op === "send") ep.qp.postRecv(rwr[slot].address);
     }
-    const sendsBefore = counts.send;
-    const recvsBefore = counts.recv;
-    live.progress();
-    let spins = 0;
+    const sendsBefore = spin.sends;
+    const recvsBefore = spin.recvs;
+    const sent = () => spin.sends !== sendsBefore;
+    spin.progress();
     const t0 = performance.now();
     ep.qp.postSend(wr.address);
+    let wait: Promise<void> | undefined;
     if (o.op === "write") {
-      // Spin on the echo's last byte; the CQ (errors, our send completion) every 16 spins.
+      // Spin on the echo's last byte.
       const bytes = rx.bytes;
       const want = expect[size - 1];
-      while (Atomics.load(bytes, last) !== want) {
-        if ((++spins & 15) !== 0) continue;
-        reap(ep, "during the ping", counts);
-        if ((spins & 4095) === 0) {
-          const y = live.slow("the echo", i, o.count);
-          if (y) await y;
-        }
-      }
+      wait = spin.until(() => Atomics.load(bytes, last) === want, "the echo", i, POLL_MEMORY);
     } else if (o.op === "read") {
-      while (counts.send === sendsBefore) {
-        reap(ep, "during the ping", counts);
-        if ((++spins & 255) === 0) {
-          const y = live.slow("the read completion", i, o.count);
-          if (y) await y;
-        }
-      }
+      wait = spin.until(sent, "the read completion", i);
     } else {
-      while (counts.recv === recvsBefore) {
-        reap(ep, "during the ping", counts);
-        if ((++spins & 255) === 0) {
-          const y = live.slow("the echo", i, o.count);
-          if (y) await y;
-        }
-      }
+      wait = spin.until(() => spin.recvs !== recvsBefore, "the echo", i);
     }
+    if (wait) await wait;
     samples.push(performance.now() - t0);
     // Reap our own send completion before reusing the WR and checking the bytes.
-    while (counts.send === sendsBefore) {
-      reap(ep, "during the ping", counts);
-      if ((++spins & 255) === 0) {
-        const y = live.slow("a send completion", i, o.count);
-        if (y) await y;
-      }
-    }
+    wait = spin.until(sent, "a send completion", i);
+    if (wait) await wait;
     const got = rx.bytes.subarray(off, off + size);
     const bad = firstDifference(got, expect);
     if (bad >= 0) {
@@ -534,8 +454,12 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   const ep = conn.ep;
   const size = h.size;
   const pat = pattern(size);
-  const live = new Liveness(conn, o.timeoutMs, o.cancel);
-  const counts = { send: 0, recv: 0, recvSlot: 0 };
+  const spin = new Spinner(conn, {
+    timeoutMs: o.timeoutMs,
+    cancel: o.cancel,
+    when: "while serving",
+    total: h.count,
+  });
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
   const flags = sendFlags(ep, size);
@@ -546,19 +470,14 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
     const slot = i & 1;
     const off = slot * size;
     const expect = pat.subarray(shift(i), shift(i) + size);
-    live.progress();
-    let spins = 0;
+    spin.progress();
+    let wait: Promise<void> | undefined;
     if (h.op === "write") {
       // Spin on the write's last byte; the CQ (errors, echo completions) every 16 spins.
       const want = expect[size - 1];
-      while (Atomics.load(bytes, off + size - 1) !== want) {
-        if ((++spins & 15) !== 0) continue;
-        reap(ep, "while serving", counts);
-        if ((spins & 4095) === 0) {
-          const y = live.slow("the next write", i, h.count);
-          if (y) await y;
-        }
-      }
+      const landed = () => Atomics.load(bytes, off + size - 1) === want;
+      wait = spin.until(landed, "the next write", i, POLL_MEMORY);
+      if (wait) await wait;
       // The other slot's echo (i-1) has reached the client, since the client wrote i: re-arm it
       // before the echo of i lets the client write i+1 there.
       if (i + 1 < h.count) {
@@ -567,13 +486,8 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
       ep.qp.postSend(echoes[slot].address);
     } else {
       // Completions of iteration i may have been reaped already while waiting for i-1's echo.
-      while (counts.recv <= i) {
-        reap(ep, "while serving", counts);
-        if ((++spins & 255) === 0) {
-          const y = live.slow("the next send", i, h.count);
-          if (y) await y;
-        }
-      }
+      wait = spin.until(() => spin.recvs > i, "the next send", i);
+      if (wait) await wait;
       ep.qp.postSend(echoes[slot].address);
       ep.qp.postRecv(rwr[slot].address);
     }
@@ -583,14 +497,9 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
       throw new FailureError(`Payload mismatch from the client in iteration ${i} at byte ${bad}.`);
     }
     verified++;
-    const sends = counts.send;
-    while (counts.send === sends && counts.send < i + 1) {
-      reap(ep, "while serving", counts);
-      if ((++spins & 255) === 0) {
-        const y = live.slow("an echo completion", i, h.count);
-        if (y) await y;
-      }
-    }
+    const sends = spin.sends;
+    wait = spin.until(() => spin.sends !== sends || spin.sends >= i + 1, "an echo completion", i);
+    if (wait) await wait;
   }
   return verified;
 }

@@ -6,7 +6,8 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { intFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import { Listener, Trace, traceLines } from "../rdma/connection.ts";
-import { pingClient, type PingResult, serve } from "../rdma/ping.ts";
+import { pingClient, type PingResult } from "../rdma/ping.ts";
+import { serve } from "../rdma/ping_server.ts";
 import type { ServedClient } from "../rdma/serve.ts";
 import { Canceller } from "../rdma/wait.ts";
 import { rpingClient, type RpingResult, rpingServe } from "../rdma/rping.ts";

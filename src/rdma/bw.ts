@@ -1,15 +1,15 @@
 /**
  * `rdma bw`: streamed RDMA WRITEs with the send queue kept full (`depth` outstanding), one
  * completion requested every `depth/4` writes, all into the server's one buffer (as
- * ib_write_bw does). The server side is the ping server (it registers `size` bytes with
- * REMOTE_WRITE and waits for the client to disconnect).
+ * ib_write_bw does). The server side is the ping server (src/rdma/ping_server.ts): it registers
+ * `size` bytes with REMOTE_WRITE and waits for the client to disconnect.
  */
 import { IBV_SEND, IBV_WR } from "../../ffi/enums.ts";
 import { IBV_SEND_WR } from "../../ffi/structs.ts";
 import { FailureError } from "../errors.ts";
 import { connect, Trace } from "./connection.ts";
 import { checkCompletion } from "./completion.ts";
-import { decodeHello, encodeHello } from "./ping.ts";
+import { decodeHello, encodeHello } from "./ping_protocol.ts";
 import { type MemoryRegion, WorkRequest } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
 

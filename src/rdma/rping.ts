@@ -18,7 +18,7 @@ import {
   type Trace,
 } from "./connection.ts";
 import { checkCompletion, firstDifference } from "./completion.ts";
-import type { ServedClient } from "./serve.ts";
+import { type ServedClient, serveInTurn, type TurnOptions } from "./serve.ts";
 import { type MemoryRegion, WorkRequest } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
 
@@ -190,118 +190,124 @@ export async function rpingClient(o: RpingClientOptions): Promise<RpingResult> {
   }
 }
 
+/** Options of the rping server. */
+export interface RpingServeOptions extends TurnOptions {
+  /** The largest buffer a client may offer. */
+  size: number;
+  timeoutMs: number;
+  trace: Trace;
+  cancel: Canceller;
+}
+
 /** Serves rping clients (`rping -c`) one after another until cancelled. */
-export async function rpingServe(
-  listener: Listener,
-  o: {
-    size: number;
-    timeoutMs: number;
-    trace: Trace;
-    cancel: Canceller;
-    maxClients: number;
-    note(line: string): void;
-  },
-): Promise<ServedClient[]> {
-  const served: ServedClient[] = [];
-  for (let n = 1; o.maxClients === 0 || n <= o.maxClients; n++) {
-    let recv!: MemoryRegion, send!: MemoryRegion, buf!: MemoryRegion;
+export function rpingServe(listener: Listener, o: RpingServeOptions): Promise<ServedClient[]> {
+  return serveInTurn(o, (entry) => {
+    entry.op = "rping";
     let conn: Connection | undefined;
-    const entry: ServedClient = {
-      client: n,
-      op: "rping",
-      size: 0,
-      count: 0,
-      verified: 0,
-      result: "ok",
-    };
-    try {
-      conn = await accept(listener, {
-        timeoutMs: o.timeoutMs,
-        trace: o.trace,
-        cancel: o.cancel,
-        conn: { responderResources: 1, initiatorDepth: 1 },
-      }, () => ({
-        setup: {
-          caps: { maxSendWr: 16, maxRecvWr: 2 },
-          cqe: 32,
-          access: 0, // the rping client never reads or writes the server's memory
-          prepare(ep) {
-            recv = ep.pd.register(INFO_SIZE, IBV_ACCESS.LOCAL_WRITE);
-            send = ep.pd.register(INFO_SIZE, 0);
-            buf = ep.pd.register(o.size, IBV_ACCESS.LOCAL_WRITE); // RDMA READ lands here
-            ep.qp.postRecv(new WorkRequest("recv").local(0, recv, 0, INFO_SIZE).address);
-            return undefined;
+    return {
+      async run() {
+        let bufs: ServerBuffers | undefined;
+        conn = await accept(listener, {
+          timeoutMs: o.timeoutMs,
+          trace: o.trace,
+          cancel: o.cancel,
+          conn: { responderResources: 1, initiatorDepth: 1 },
+        }, () => ({
+          setup: {
+            caps: { maxSendWr: 16, maxRecvWr: 2 },
+            cqe: 32,
+            access: 0, // the rping client never reads or writes the server's memory
+            prepare(ep) {
+              bufs = {
+                recv: ep.pd.register(INFO_SIZE, IBV_ACCESS.LOCAL_WRITE),
+                send: ep.pd.register(INFO_SIZE, 0),
+                buf: ep.pd.register(o.size, IBV_ACCESS.LOCAL_WRITE), // RDMA READ lands here
+              };
+              ep.qp.postRecv(new WorkRequest("recv").local(0, bufs.recv, 0, INFO_SIZE).address);
+              return undefined;
+            },
           },
-        },
-      }));
-      if (!conn) continue;
-      const cn = conn;
-      const c = new Completions(cn, o.timeoutMs, o.cancel);
-      const rwr = new WorkRequest("recv").local(0, recv, 0, INFO_SIZE);
-      const go = new WorkRequest("send").local(0, send, 0, INFO_SIZE).op(
-        IBV_WR.SEND,
-        IBV_SEND.SIGNALED,
-      );
-      const rdma = new WorkRequest("send");
-      let posted = 0; // signaled sends posted: completions arrive in order
-      for (let ping = 0;; ping++) {
-        // Wait for the client's start buffer; its disconnect here is the normal end.
-        try {
-          const r0 = c.recvs;
-          await c.until(() => c.recvs > r0, "the client's start buffer");
-        } catch (err) {
-          if (err instanceof PeerGone) break;
-          throw err;
-        }
-        const src = decodeInfo(recv.bytes);
-        cn.ep.qp.postRecv(rwr.address);
-        if (src.size > o.size) {
-          throw new FailureError(
-            `The client's buffer (${src.size} B) is larger than --size ${o.size}.`,
-          );
-        }
-        entry.size = src.size;
-        rdma.local(ping, buf, 0, src.size).op(
-          IBV_WR.RDMA_READ,
-          IBV_SEND.SIGNALED,
-          src.addr,
-          src.rkey,
-        );
-        cn.ep.qp.postSend(rdma.address);
-        const afterRead = ++posted;
-        await c.until(() => c.sends >= afterRead, "the RDMA READ");
-        const r1 = c.recvs;
-        cn.ep.qp.postSend(go.address);
-        posted++;
-        await c.until(() => c.recvs > r1, "the client's sink buffer");
-        const dst = decodeInfo(recv.bytes);
-        cn.ep.qp.postRecv(rwr.address);
-        rdma.local(ping, buf, 0, Math.min(src.size, dst.size)).op(
-          IBV_WR.RDMA_WRITE,
-          IBV_SEND.SIGNALED,
-          dst.addr,
-          dst.rkey,
-        );
-        cn.ep.qp.postSend(rdma.address);
-        const afterWrite = ++posted;
-        await c.until(() => c.sends >= afterWrite, "the RDMA WRITE");
-        cn.ep.qp.postSend(go.address);
-        posted++;
-        entry.count = entry.verified = ping + 1;
-      }
-      o.note(`client ${n}: rping ${entry.size} B × ${entry.count}: ok`);
-    } catch (err) {
-      if ((err as Error).name === "CancelledError") {
+        }));
+        if (!conn) return;
+        await serveRpingClient(conn, bufs!, entry, o);
+        o.note(`client ${entry.client}: rping ${entry.size} B × ${entry.count}: ok`);
+      },
+      end() {
         conn?.close();
-        break;
-      }
-      entry.result = "failed";
-      entry.error = (err as Error).message;
-      o.note(`client ${n}: failed: ${entry.error}`);
-    } finally {
-      conn?.close();
+      },
+    };
+  });
+}
+
+/** The server's registered memory: control messages in and out, and the data buffer. */
+interface ServerBuffers {
+  recv: MemoryRegion;
+  send: MemoryRegion;
+  buf: MemoryRegion;
+}
+
+/**
+ * rping's server loop on one connection: per ping, RDMA-READ the client's start buffer, go-ahead,
+ * RDMA-WRITE it into the client's sink buffer, go-ahead; the client's disconnect while it waits
+ * for the next start buffer is the normal end.
+ */
+async function serveRpingClient(
+  cn: Connection,
+  { recv, send, buf }: ServerBuffers,
+  entry: ServedClient,
+  o: RpingServeOptions,
+): Promise<void> {
+  const c = new Completions(cn, o.timeoutMs, o.cancel);
+  const rwr = new WorkRequest("recv").local(0, recv, 0, INFO_SIZE);
+  const go = new WorkRequest("send").local(0, send, 0, INFO_SIZE).op(
+    IBV_WR.SEND,
+    IBV_SEND.SIGNALED,
+  );
+  const rdma = new WorkRequest("send");
+  let posted = 0; // signaled sends posted: completions arrive in order
+  for (let ping = 0;; ping++) {
+    // Wait for the client's start buffer; its disconnect here is the normal end.
+    try {
+      const r0 = c.recvs;
+      await c.until(() => c.recvs > r0, "the client's start buffer");
+    } catch (err) {
+      if (err instanceof PeerGone) return;
+      throw err;
     }
-    served.push(entry);
+    const src = decodeInfo(recv.bytes);
+    cn.ep.qp.postRecv(rwr.address);
+    if (src.size > o.size) {
+      throw new FailureError(
+        `The client's buffer (${src.size} B) is larger than --size ${o.size}.`,
+      );
+    }
+    entry.size = src.size;
+    rdma.local(ping, buf, 0, src.size).op(
+      IBV_WR.RDMA_READ,
+      IBV_SEND.SIGNALED,
+      src.addr,
+      src.rkey,
+    );
+    cn.ep.qp.postSend(rdma.address);
+    const afterRead = ++posted;
+    await c.until(() => c.sends >= afterRead, "the RDMA READ");
+    const r1 = c.recvs;
+    cn.ep.qp.postSend(go.address);
+    posted++;
+    await c.until(() => c.recvs > r1, "the client's sink buffer");
+    const dst = decodeInfo(recv.bytes);
+    cn.ep.qp.postRecv(rwr.address);
+    rdma.local(ping, buf, 0, Math.min(src.size, dst.size)).op(
+      IBV_WR.RDMA_WRITE,
+      IBV_SEND.SIGNALED,
+      dst.addr,
+      dst.rkey,
+    );
+    cn.ep.qp.postSend(rdma.address);
+    const afterWrite = ++posted;
+    await c.until(() => c.sends >= afterWrite, "the RDMA WRITE");
+    cn.ep.qp.postSend(go.address);
+    posted++;
+    entry.count = entry.verified = ping + 1;
   }
-  return served;
 }

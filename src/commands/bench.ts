@@ -10,8 +10,6 @@ import {
   DEFAULT_POLL_MS,
   drive,
   IoWorker,
-  type LatencyStats,
-  latencyStats,
   mergeResults,
   type Pass,
   type PassResult,
@@ -22,6 +20,7 @@ import {
   xorshift,
 } from "../nvme/bench.ts";
 import { Controller, type ControllerOptions, KATO_MS } from "../nvme/controller.ts";
+import { summarizeLatency } from "../rdma/latency.ts";
 import { Canceller } from "../rdma/wait.ts";
 import { probeIdentity, timeoutFlag } from "./probe.ts";
 import { intFlag, optionalIntFlag } from "../cli/parse.ts";
@@ -118,7 +117,7 @@ export function benchParams(v: Record<string, unknown>) {
 }
 
 function summary(r: PassResult): Record<string, unknown> {
-  const lat: LatencyStats = latencyStats(r.latencies.values());
+  const lat = summarizeLatency(r.latencies.values());
   const round = (x: number) => Math.round(x * 10) / 10;
   return {
     ios: r.ios,

@@ -2,7 +2,7 @@
  * The I/O engine of `nvmeof bench`: per I/O queue one registered buffer of qd × bs (slot i owns
  * bytes i·bs … (i+1)·bs) reused for the whole run, qd commands kept in flight, the target moving
  * data straight into (reads) or out of (writes) that buffer. Also the LBA pattern that `verify`
- * and `write` lay down, and the latency statistics.
+ * and `write` lay down.
  */
 import { IBV_ACCESS } from "../../ffi/enums.ts";
 import { setImmediate } from "node:timers";
@@ -66,31 +66,6 @@ export function checkPattern(buf: Uint8Array, lba: number, lbaSize: number): num
     }
   }
   return -1;
-}
-
-export interface LatencyStats {
-  min: number;
-  median: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
-
-/** min / median / p99 (nearest rank) / max / mean of `samples` (sorted in place). */
-export function latencyStats(samples: Float64Array): LatencyStats {
-  const n = samples.length;
-  if (n === 0) return { min: 0, median: 0, p99: 0, max: 0, mean: 0 };
-  samples.sort();
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += samples[i];
-  const rank = (p: number) => samples[Math.max(0, Math.ceil(p * n) - 1)];
-  return {
-    min: samples[0],
-    median: rank(0.5),
-    p99: rank(0.99),
-    max: samples[n - 1],
-    mean: sum / n,
-  };
 }
 
 /** A growable list of latencies (µs). */

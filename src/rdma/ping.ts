@@ -12,6 +12,7 @@ import {
   type TraceStep,
 } from "./connection.ts";
 import { firstDifference } from "./completion.ts";
+import { summarizeLatency } from "./latency.ts";
 import {
   decodeHello,
   encodeHello,
@@ -36,17 +37,17 @@ export interface LatencyStats {
   avg_us: number;
 }
 
+/** The figures `rdma ping` prints: µs with two decimals, from samples in ms. */
 export function latencyStats(samplesMs: number[]): LatencyStats {
-  const s = [...samplesMs].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+  const s = summarizeLatency(Float64Array.from(samplesMs));
   const us = (ms: number) => Math.round(ms * 1000 * 100) / 100;
   return {
-    samples: s.length,
-    min_us: us(s[0] ?? 0),
-    median_us: us(q(0.5) ?? 0),
-    p99_us: us(q(0.99) ?? 0),
-    max_us: us(s[s.length - 1] ?? 0),
-    avg_us: us(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
+    samples: samplesMs.length,
+    min_us: us(s.min),
+    median_us: us(s.median),
+    p99_us: us(s.p99),
+    max_us: us(s.max),
+    avg_us: us(s.mean),
   };
 }
 

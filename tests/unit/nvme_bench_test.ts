@@ -11,10 +11,10 @@ import {
   checkPattern,
   DEFAULT_POLL_MS,
   fillPattern,
-  latencyStats,
   Samples,
   xorshift,
 } from "../../src/nvme/bench.ts";
+import { summarizeLatency } from "../../src/rdma/latency.ts";
 
 Deno.test("pattern words name their block and byte offset, little-endian", () => {
   const buf = new Uint8Array(1024);
@@ -64,16 +64,16 @@ Deno.test("latency stats: min, nearest-rank median and p99, max, mean", () => {
   const s = new Samples();
   for (let i = 100; i >= 1; i--) s.push(i);
   for (let i = 0; i < 5000; i++) s.push(50); // grows past the first chunk
-  const all = latencyStats(s.values());
+  const all = summarizeLatency(s.values());
   assert.equal(all.min, 1);
   assert.equal(all.max, 100);
   assert.equal(all.median, 50);
-  const one = latencyStats(Float64Array.from([3, 1, 2, 4]));
+  const one = summarizeLatency(Float64Array.from([3, 1, 2, 4]));
   assert.deepEqual(one, { min: 1, median: 2, p99: 4, max: 4, mean: 2.5 });
-  const hundred = latencyStats(Float64Array.from({ length: 100 }, (_, i) => i + 1));
+  const hundred = summarizeLatency(Float64Array.from({ length: 100 }, (_, i) => i + 1));
   assert.equal(hundred.p99, 99);
   assert.equal(hundred.median, 50);
-  assert.deepEqual(latencyStats(new Float64Array(0)), {
+  assert.deepEqual(summarizeLatency(new Float64Array(0)), {
     min: 0,
     median: 0,
     p99: 0,

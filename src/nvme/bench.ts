@@ -177,7 +177,7 @@ export async function drive(workers: readonly IoWorker[], o: DriveOptions): Prom
   for (;;) {
     let inflight = 0;
     for (const w of workers) {
-      if (w.inflight > 0) w.q.reap();
+      if (w.inflight > 0) w.queue.reap();
       inflight += w.inflight;
     }
     if (inflight === 0) break;
@@ -194,21 +194,21 @@ export async function drive(workers: readonly IoWorker[], o: DriveOptions): Prom
     if (now - last < o.pollMs) continue;
     // Idle: arm every busy CQ, poll once more (a completion may have raced the arming), sleep.
     const busy = workers.filter((w) => w.inflight > 0);
-    for (const w of busy) w.q.conn.ep.cq.requestNotify();
+    for (const w of busy) w.queue.conn.ep.cq.requestNotify();
     let got = 0;
-    for (const w of busy) got += w.q.reap();
+    for (const w of busy) got += w.queue.reap();
     if (got > 0) continue;
-    await waitAnyReadable(busy.map((w) => w.q.conn.ep.cq.channelFd), YIELD_MS);
-    for (const w of busy) w.q.conn.ep.cq.takeEvent();
+    await waitAnyReadable(busy.map((w) => w.queue.conn.ep.cq.channelFd), YIELD_MS);
+    for (const w of busy) w.queue.conn.ep.cq.takeEvent();
   }
   for (const w of workers) if (w.failure) throw w.failure;
 }
 
 /** One I/O queue with its data buffer; `drive` runs any number of them from one loop. */
 export class IoWorker implements Disposable {
-  readonly q: NvmeQueue;
+  readonly queue: NvmeQueue;
   readonly mr: MemoryRegion;
-  readonly g: Geometry;
+  readonly geometry: Geometry;
   readonly #buf: Uint8Array[];
   readonly #sgl: KeyedSgl[];
   readonly #lba: Float64Array;
@@ -220,8 +220,8 @@ export class IoWorker implements Disposable {
   lastDone = 0;
 
   constructor(q: NvmeQueue, g: Geometry, access: number) {
-    this.q = q;
-    this.g = g;
+    this.queue = q;
+    this.geometry = g;
     this.mr = q.register(g.qd * g.bs, access);
     // Per slot, made once: its bs-sized chunk of the buffer and the keyed SGL pointing at it.
     this.#buf = Array.from(
@@ -239,7 +239,7 @@ export class IoWorker implements Disposable {
    * completion) into `out`.
    */
   start(pass: Pass, next: () => number, out: PassResult, stop: () => boolean): void {
-    const { q, g } = this;
+    const { queue: q, geometry: g } = this;
     if (g.bs % g.lbaSize !== 0) throw new RangeError("bs must be a multiple of the LBA size");
     const nlb = g.bs / g.lbaSize;
     const opcode = pass.op === "read" ? IO.READ : IO.WRITE;
@@ -271,7 +271,6 @@ export class IoWorker implements Disposable {
         this.failure ??= new NvmeStatusError(
           `${pass.op === "read" ? "Read" : "Write"} of LBA ${this.#lba[cid]}`,
           status,
-          false,
         );
         return;
       }
@@ -294,7 +293,7 @@ export class IoWorker implements Disposable {
 
   /** Throws when the target dropped this queue or it made no progress for `timeoutMs`. */
   checkHealth(now: number, timeoutMs: number): void {
-    const q = this.q;
+    const q = this.queue;
     const end = q.conn.pollEnd();
     if (end) {
       throw new FailureError(`The target dropped I/O queue ${q.qid} during the run: ${end.name}.`);
@@ -309,12 +308,12 @@ export class IoWorker implements Disposable {
 
   /** Ends the pass on this queue (after drain or failure). */
   finish(): void {
-    this.q.onDone = undefined;
+    this.queue.onDone = undefined;
   }
 
   close(): void {
     this.mr.close();
-    this.q.close();
+    this.queue.close();
   }
 
   [Symbol.dispose](): void {

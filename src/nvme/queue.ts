@@ -28,7 +28,19 @@ import {
 } from "./capsule.ts";
 import { describeRdmaCmReject, RdmaCmRejectError } from "./status.ts";
 
+/** wr_id of a receive: this bit and the CQE slot in the low 16 bits (a send's is its cid). */
 const RECV_TAG = 0x10000;
+const RECV_SLOT_MASK = 0xffff;
+
+/**
+ * The state of a command slot (its cid), as bits like SPDK's nvme_rdma_req completion flags: idle
+ * (0), posted, then both its SEND completed and its CQE received before it is idle again.
+ */
+const SLOT_IDLE = 0;
+const SEND_COMPLETED = 1 << 0;
+const RECV_COMPLETED = 1 << 1;
+const SLOT_IN_FLIGHT = 1 << 3;
+const SLOT_COMPLETED = SEND_COMPLETED | RECV_COMPLETED;
 
 export interface QueueOptions {
   host: string;
@@ -62,7 +74,7 @@ export class NvmeQueue implements Disposable {
   readonly #cqeMr: MemoryRegion;
   readonly #send: WorkRequest[];
   readonly #recv: WorkRequest[];
-  /** Per cid: bit 1 = SEND completed, bit 2 = CQE arrived. */
+  /** Per cid: SLOT_IDLE, or SLOT_IN_FLIGHT with SEND_COMPLETED and RECV_COMPLETED as they come. */
   readonly #state: Uint8Array;
   /** Slots queued for the next flush, in order, and how many. */
   readonly #chain: Uint16Array;
@@ -183,7 +195,7 @@ export class NvmeQueue implements Disposable {
 
   /** Whether slot `cid` is idle. */
   idle(cid: number): boolean {
-    return this.#state[cid] === 0;
+    return this.#state[cid] === SLOT_IDLE;
   }
 
   /** Sends the SQE in slot `cid` (built in `this.sqes[cid]`), with any slots queued before it. */
@@ -198,7 +210,7 @@ export class NvmeQueue implements Disposable {
    * software RDMA device is one system call.
    */
   queue(cid: number): void {
-    this.#state[cid] = 8; // in flight
+    this.#state[cid] = SLOT_IN_FLIGHT;
     const n = this.#queued;
     if (n > 0) this.#send[this.#chain[n - 1]].link(this.#send[cid]);
     this.#chain[n] = cid;
@@ -223,7 +235,7 @@ export class NvmeQueue implements Disposable {
         const cid = this.#chain[i];
         this.postedAt[cid] = t;
         if (i < n - 1) this.#send[cid].link(undefined);
-        if (!posted) this.#state[cid] = 0;
+        if (!posted) this.#state[cid] = SLOT_IDLE;
       }
     }
   }
@@ -237,11 +249,11 @@ export class NvmeQueue implements Disposable {
       const wr = cq.wrId(k);
       let cid: number;
       if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {
-        const slot = wr & 0xffff;
+        const slot = wr & RECV_SLOT_MASK;
         const off = slot * CQE_SIZE;
         const dv = this.#cqeView;
         cid = dv.getUint16(off + 12, true);
-        if (cid >= this.depth || this.#state[cid] === 0) {
+        if (cid >= this.depth || this.#state[cid] === SLOT_IDLE) {
           throw new FailureError(
             `The target answered command id ${cid} on queue ${this.qid}, which is not in flight.`,
           );
@@ -250,13 +262,13 @@ export class NvmeQueue implements Disposable {
         this.#result[2 * cid] = dv.getUint32(off, true);
         this.#result[2 * cid + 1] = dv.getUint32(off + 4, true);
         this.#ep.qp.postRecv(this.#recv[slot].address);
-        this.#state[cid] |= 2;
+        this.#state[cid] |= RECV_COMPLETED;
       } else {
         cid = wr;
-        this.#state[cid] |= 1;
+        this.#state[cid] |= SEND_COMPLETED;
       }
-      if ((this.#state[cid] & 3) === 3) {
-        this.#state[cid] = 0;
+      if ((this.#state[cid] & SLOT_COMPLETED) === SLOT_COMPLETED) {
+        this.#state[cid] = SLOT_IDLE;
         this.onDone?.(cid, this.#status[cid]);
       }
     }
@@ -278,7 +290,7 @@ export class NvmeQueue implements Disposable {
     let armed = false;
     for (;;) {
       this.reap();
-      if (this.#state[cid] === 0) return this.done(cid);
+      if (this.#state[cid] === SLOT_IDLE) return this.done(cid);
       if (!armed) {
         cq.requestNotify();
         armed = true;

@@ -4,7 +4,12 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError, UsageError } from "../errors.ts";
-import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS } from "../fabrics/flags.ts";
+import {
+  controllerFromFlags,
+  HOST_ID_FLAGS,
+  TARGET_FLAGS,
+  TIMEOUT_FLAG,
+} from "../cli/nvme_flags.ts";
 import {
   bufferAccess,
   DEFAULT_POLL_MS,
@@ -19,21 +24,18 @@ import {
   writes,
   xorshift,
 } from "../nvme/bench.ts";
-import { Controller, type ControllerOptions, KATO_MS } from "../nvme/controller.ts";
+import { Controller, KATO_MS } from "../nvme/controller.ts";
 import { summarizeLatency } from "../rdma/latency.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { probeIdentity, timeoutFlag } from "./probe.ts";
 import { intFlag, optionalIntFlag } from "../cli/parse.ts";
 
 /** I/O queue entries by default: nvme-cli's and the kernel's NVMF_DEF_QUEUE_SIZE. */
 export const DEFAULT_QUEUE_SIZE = 128;
 
 export const BENCH_OPTIONS = {
-  traddr: ADDRESS_FLAGS.traddr,
-  trsvcid: ADDRESS_FLAGS.trsvcid,
+  ...TARGET_FLAGS,
   nqn: { type: "string", short: "n", value: "NQN", description: "Subsystem to drive" },
-  hostnqn: HOST_FLAGS.hostnqn,
-  hostid: HOST_FLAGS.hostid,
+  ...HOST_ID_FLAGS,
   nsid: { type: "string", value: "N", description: "Namespace", default: "1" },
   rw: {
     type: "string",
@@ -69,11 +71,7 @@ export const BENCH_OPTIONS = {
     type: "boolean",
     description: "Let write, randwrite and verify overwrite the namespace's data",
   },
-  timeout: {
-    type: "string",
-    value: "MS",
-    description: "Bound on each wait for the target (default 5000)",
-  },
+  timeout: TIMEOUT_FLAG,
 } as const;
 
 /** The validated run parameters. */
@@ -192,18 +190,9 @@ error naming the queue.`,
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
     const p = benchParams(v);
-    const address = addressFromFlags({ ...v, transport: "rdma" });
-    const id = await probeIdentity(v);
+    const target = await controllerFromFlags(v, v.nqn as string);
     using cancel = new Canceller().onSignals();
-    const o: ControllerOptions = {
-      host: address.traddr,
-      port: Number(address.trsvcid),
-      subnqn: v.nqn as string,
-      hostnqn: id.hostnqn,
-      hostid: id.hostid,
-      timeoutMs: timeoutFlag(v),
-      cancel,
-    };
+    const o = { ...target, cancel };
     const ctrl = await Controller.connect(o);
     const workers: IoWorker[] = [];
     let kaTimer: ReturnType<typeof setTimeout> | undefined;

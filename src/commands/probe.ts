@@ -12,7 +12,7 @@ import {
 } from "../cli/nvme_flags.ts";
 import { DISCOVERY_NQN } from "../fabrics/options.ts";
 import { Controller } from "../nvme/controller.ts";
-import { sglSupport } from "../nvme/identify.ts";
+import { mdtsBytes, sglSupport } from "../nvme/identify.ts";
 import { Canceller } from "../rdma/wait.ts";
 
 export const PROBE_OPTIONS = {
@@ -118,7 +118,6 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
       }
       await ctrl.keepAlive();
       await ctrl.shutdown();
-      const mps = 4096 << (ctrl.cap?.mpsmin ?? 0);
       const data = {
         traddr: o.host,
         trsvcid: o.port,
@@ -133,7 +132,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
           vid: ic.vid,
           ieee: ic.ieee,
           mdts: ic.mdts,
-          mdts_bytes: ic.mdts ? mps * 2 ** ic.mdts : "unlimited",
+          mdts_bytes: mdtsBytes(ic.mdts, ctrl.cap) ?? "unlimited",
           maxcmd: ic.maxcmd,
           mqes: ctrl.cap?.mqes,
           cap_timeout_ms: ctrl.cap?.timeoutMs,

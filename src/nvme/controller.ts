@@ -59,6 +59,42 @@ export interface ControllerOptions {
   cancel?: Canceller;
 }
 
+/**
+ * Keep Alive from a timer every third of KATO_MS, off the I/O path, until stopped; the first
+ * failure ends it and stays in `failure` for the run to throw.
+ */
+export class KeepAliveTimer {
+  /** The first Keep Alive that failed (its error). */
+  failure: unknown;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+  readonly #send: () => Promise<void>;
+
+  constructor(send: () => Promise<void>) {
+    this.#send = send;
+    this.#arm();
+  }
+
+  #arm(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(async () => {
+      try {
+        await this.#send();
+        this.#arm();
+      } catch (err) {
+        this.failure ??= err;
+      }
+    }, KATO_MS / 3);
+  }
+
+  /** No more Keep Alive (one already sent is not waited for, and does not re-arm). */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
 /** A timed protocol step. */
 export interface Step {
   step: string;
@@ -250,6 +286,11 @@ export class Controller implements Disposable {
     keepAliveSqe(this.admin.sqes[3], 3);
     const d = await this.#time("keep alive", () => this.admin.execute(3, "Keep Alive"));
     if (d.status !== 0) throw new NvmeStatusError("Keep Alive", d.status);
+  }
+
+  /** Sends Keep Alive every third of KATO_MS until the timer is stopped. */
+  startKeepAlive(): KeepAliveTimer {
+    return new KeepAliveTimer(() => this.keepAlive());
   }
 
   /** `length` bytes of log `lid` at `offset`, into `mr` (registered for remote write). */

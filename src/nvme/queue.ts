@@ -1,5 +1,5 @@
 /**
- * One NVMe/RDMA queue pair in user space, as nvme-rdma builds it (facts §1.3): an RDMA-CM
+ * One NVMe/RDMA queue pair in user space, as nvme-rdma builds it: an RDMA-CM
  * connection with the NVMe/RDMA private data, `depth` receives posted for 16-byte CQEs, and
  * 64-byte SQEs sent with SEND from registered memory. Data moves by keyed SGL: the target
  * RDMA-WRITEs read data into, and RDMA-READs write data from, memory registered on this queue's

@@ -23,13 +23,7 @@ import {
 } from "../../ffi/structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { addressOf, checkPointer, checkVerbs, cView, readPointer } from "./native.ts";
-import {
-  type Canceller,
-  setNonblocking,
-  waitReadable,
-  WaitTimeoutError,
-  wouldBlock,
-} from "./wait.ts";
+import { type Canceller, setNonblocking, waitReadable, wouldBlock } from "./wait.ts";
 
 /** The function in slot `offset` of a context's ops table (ibv_context.ops). */
 function opsSlot(ctx: Deno.PointerObject, offset: number, name: string): Deno.PointerObject {
@@ -476,9 +470,4 @@ export class WorkRequest {
   link(next: WorkRequest | undefined): void {
     this.view.setBigUint64(IBV_SEND_WR.next, next ? next.address : 0n, true);
   }
-}
-
-/** Throws a timeout naming what was awaited. */
-export function completionTimeout(what: string, ms: number): never {
-  throw new WaitTimeoutError(`Timed out after ${ms} ms waiting for ${what}.`);
 }

@@ -16,7 +16,8 @@ import {
   Trace,
 } from "../rdma/connection.ts";
 import { checkCompletion } from "../rdma/completion.ts";
-import { type MemoryRegion, WorkRequest } from "../rdma/verbs.ts";
+import type { MemoryRegion } from "../rdma/verbs.ts";
+import { WorkRequest } from "../rdma/work_request.ts";
 import type { Canceller } from "../rdma/wait.ts";
 import {
   CQE_SIZE,

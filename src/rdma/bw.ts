@@ -10,7 +10,8 @@ import { FailureError } from "../errors.ts";
 import { connect, Trace } from "./connection.ts";
 import { checkCompletion } from "./completion.ts";
 import { decodeHello, encodeHello } from "./ping_protocol.ts";
-import { type MemoryRegion, WorkRequest } from "./verbs.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
 
 export interface BwOptions {

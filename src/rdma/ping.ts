@@ -24,7 +24,8 @@ import {
   slotSends,
 } from "./ping_protocol.ts";
 import { POLL_MEMORY, Spinner } from "./spin.ts";
-import { type MemoryRegion, WorkRequest } from "./verbs.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
 
 /** Latency figures in microseconds. */

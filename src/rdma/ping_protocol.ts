@@ -14,7 +14,8 @@
  */
 import { IBV_SEND, IBV_WR } from "../../ffi/enums.ts";
 import type { Endpoint } from "./connection.ts";
-import { type MemoryRegion, WorkRequest } from "./verbs.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 
 export type PingOp = "write" | "read" | "send" | "bw";
 const OPS: PingOp[] = ["write", "read", "send", "bw"];

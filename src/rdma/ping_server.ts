@@ -26,7 +26,8 @@ import {
 } from "./ping_protocol.ts";
 import { type ServedClient, serveInTurn, type Turn } from "./serve.ts";
 import { POLL_MEMORY, Spinner } from "./spin.ts";
-import { type MemoryRegion, WorkRequest } from "./verbs.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
 
 /** Server options. */

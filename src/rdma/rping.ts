@@ -19,7 +19,8 @@ import {
 } from "./connection.ts";
 import { checkCompletion, firstDifference } from "./completion.ts";
 import { type ServedClient, serveInTurn, type TurnOptions } from "./serve.ts";
-import { type MemoryRegion, WorkRequest } from "./verbs.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
 
 const INFO_SIZE = 16;

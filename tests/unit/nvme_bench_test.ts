@@ -1,6 +1,6 @@
 /**
  * bench's pure parts: the LBA pattern and its check, the buffer access each mode needs, the
- * latency statistics, the flag validation, and the random block source.
+ * latency statistics, the flag validation, the random block source, MDTS and queue sizing.
  */
 import assert from "node:assert/strict";
 import { IBV_ACCESS } from "../../ffi/enums.ts";
@@ -14,6 +14,8 @@ import {
   Samples,
   xorshift,
 } from "../../src/nvme/bench.ts";
+import { ioQueueDepth } from "../../src/nvme/bench_run.ts";
+import { type Capabilities, mdtsBytes } from "../../src/nvme/identify.ts";
 import { summarizeLatency } from "../../src/rdma/latency.ts";
 
 Deno.test("pattern words name their block and byte offset, little-endian", () => {
@@ -127,4 +129,16 @@ Deno.test("xorshift is deterministic per seed and covers small ranges", () => {
     seen.add(x % 16);
   }
   assert.equal(seen.size, 16);
+});
+
+Deno.test("MDTS in bytes counts in CAP.MPSMIN pages; 0 is no limit", () => {
+  assert.equal(mdtsBytes(5, undefined), 4096 * 32);
+  assert.equal(mdtsBytes(2, { mpsmin: 1 } as Capabilities), 8192 * 4);
+  assert.equal(mdtsBytes(0, undefined), undefined);
+});
+
+Deno.test("I/O queues open larger than qd, up to --queue-size and CAP.MQES + 1", () => {
+  assert.equal(ioQueueDepth({ qd: 32, queueSize: 128 }, undefined), 128);
+  assert.equal(ioQueueDepth({ qd: 32, queueSize: 128 }, { mqes: 63 } as Capabilities), 64);
+  assert.equal(ioQueueDepth({ qd: 100, queueSize: 128 }, { mqes: 31 } as Capabilities), 100);
 });

@@ -23,7 +23,7 @@ import {
   shift,
   slotSends,
 } from "./ping_protocol.ts";
-import { POLL_MEMORY, Spinner } from "./spin.ts";
+import { POLL_MEMORY, REAP_EVERY_SPIN, Spinner } from "./spin.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
@@ -195,20 +195,21 @@ async function runClientLoop(
     const sendsBefore = spin.sends;
     const recvsBefore = spin.recvs;
     const sent = () => spin.sends !== sendsBefore;
+    // What ends the timed wait: write spins on the echo's last byte (reaping every 16 spins),
+    // read on its completion, send on the echo's receive. Built before the clock starts.
+    const bytes = rx.bytes;
+    const want = expect[size - 1];
+    const answered = o.op === "write"
+      ? () => Atomics.load(bytes, last) === want
+      : o.op === "read"
+      ? sent
+      : () => spin.recvs !== recvsBefore;
+    const what = o.op === "read" ? "the read completion" : "the echo";
+    const pace = o.op === "write" ? POLL_MEMORY : REAP_EVERY_SPIN;
     spin.progress();
     const t0 = performance.now();
     ep.qp.postSend(wr.address);
-    let wait: Promise<void> | undefined;
-    if (o.op === "write") {
-      // Spin on the echo's last byte.
-      const bytes = rx.bytes;
-      const want = expect[size - 1];
-      wait = spin.until(() => Atomics.load(bytes, last) === want, "the echo", i, POLL_MEMORY);
-    } else if (o.op === "read") {
-      wait = spin.until(sent, "the read completion", i);
-    } else {
-      wait = spin.until(() => spin.recvs !== recvsBefore, "the echo", i);
-    }
+    let wait = spin.until(answered, what, i, pace);
     if (wait) await wait;
     samples.push(performance.now() - t0);
     // Reap our own send completion before reusing the WR and checking the bytes.

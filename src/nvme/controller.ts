@@ -172,13 +172,9 @@ export class Controller implements Disposable {
     const mr = q === this.admin
       ? this.#connectMr
       : q.register(CONNECT_DATA_SIZE, IBV_ACCESS.REMOTE_READ);
+    const { hostid, subnqn, hostnqn, host, port } = this.options;
     try {
-      encodeConnectData({
-        hostid: this.options.hostid,
-        cntlid,
-        subnqn: this.options.subnqn,
-        hostnqn: this.options.hostnqn,
-      }, mr.bytes);
+      encodeConnectData({ hostid, cntlid, subnqn, hostnqn }, mr.bytes);
       connectSqe(
         q.sqes[0],
         0,
@@ -188,10 +184,10 @@ export class Controller implements Disposable {
       const d = await q.execute(0, `Fabrics Connect of queue ${q.qid}`);
       if (d.status !== 0) {
         throw new NvmeStatusError(
-          `Connect to '${this.options.subnqn}' at ${this.options.host}:${this.options.port} as '${this.options.hostnqn}'` +
+          `Connect to '${subnqn}' at ${host}:${port} as '${hostnqn}'` +
             (q.qid ? ` (I/O queue ${q.qid})` : ""),
           d.status,
-          { fabrics: true, subnqn: this.options.subnqn, hostnqn: this.options.hostnqn },
+          { fabrics: true, subnqn, hostnqn },
         );
       }
       return Number(d.result & 0xffffn);

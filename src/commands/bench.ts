@@ -3,38 +3,25 @@
  * (no nvme-rdma, no block device): IOPS, MB/s and latency, or `verify` of an LBA pattern.
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { FailureError, UsageError } from "../errors.ts";
-import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS } from "../fabrics/flags.ts";
+import { UsageError } from "../errors.ts";
 import {
-  bufferAccess,
-  DEFAULT_POLL_MS,
-  drive,
-  IoWorker,
-  type LatencyStats,
-  latencyStats,
-  mergeResults,
-  type Pass,
-  type PassResult,
-  RW_MODES,
-  type RwMode,
-  Samples,
-  writes,
-  xorshift,
-} from "../nvme/bench.ts";
-import { Controller, type ControllerOptions, KATO_MS } from "../nvme/controller.ts";
+  controllerFromFlags,
+  HOST_ID_FLAGS,
+  TARGET_FLAGS,
+  TIMEOUT_FLAG,
+} from "../cli/nvme_flags.ts";
+import { DEFAULT_POLL_MS, RW_MODES, type RwMode, writes } from "../nvme/bench.ts";
+import { type BenchParams, runBench } from "../nvme/bench_run.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { probeIdentity, timeoutFlag } from "./probe.ts";
 import { intFlag, optionalIntFlag } from "../cli/parse.ts";
 
 /** I/O queue entries by default: nvme-cli's and the kernel's NVMF_DEF_QUEUE_SIZE. */
 export const DEFAULT_QUEUE_SIZE = 128;
 
 export const BENCH_OPTIONS = {
-  traddr: ADDRESS_FLAGS.traddr,
-  trsvcid: ADDRESS_FLAGS.trsvcid,
+  ...TARGET_FLAGS,
   nqn: { type: "string", short: "n", value: "NQN", description: "Subsystem to drive" },
-  hostnqn: HOST_FLAGS.hostnqn,
-  hostid: HOST_FLAGS.hostid,
+  ...HOST_ID_FLAGS,
   nsid: { type: "string", value: "N", description: "Namespace", default: "1" },
   rw: {
     type: "string",
@@ -70,15 +57,11 @@ export const BENCH_OPTIONS = {
     type: "boolean",
     description: "Let write, randwrite and verify overwrite the namespace's data",
   },
-  timeout: {
-    type: "string",
-    value: "MS",
-    description: "Bound on each wait for the target (default 5000)",
-  },
+  timeout: TIMEOUT_FLAG,
 } as const;
 
 /** The validated run parameters. */
-export function benchParams(v: Record<string, unknown>) {
+export function benchParams(v: Record<string, unknown>): BenchParams {
   const rw = String(v.rw ?? "randread");
   if (!(RW_MODES as readonly string[]).includes(rw)) {
     throw new UsageError(`--rw must be one of ${RW_MODES.join(", ")}, not '${rw}'.`);
@@ -114,25 +97,6 @@ export function benchParams(v: Record<string, unknown>) {
     time: optionalIntFlag(v, "time", 1, 86400),
     ios: optionalIntFlag(v, "ios", 1, Number.MAX_SAFE_INTEGER),
     pollMs: intFlag(v, "poll-ms", DEFAULT_POLL_MS, 0, 60000),
-  };
-}
-
-function summary(r: PassResult): Record<string, unknown> {
-  const lat: LatencyStats = latencyStats(r.latencies.values());
-  const round = (x: number) => Math.round(x * 10) / 10;
-  return {
-    ios: r.ios,
-    bytes: r.bytes,
-    seconds: Math.round(r.seconds * 1000) / 1000,
-    iops: Math.round(r.ios / (r.seconds || 1e-9)),
-    mb_s: round(r.bytes / 1e6 / (r.seconds || 1e-9)),
-    latency_us: {
-      min: round(lat.min),
-      median: round(lat.median),
-      p99: round(lat.p99),
-      max: round(lat.max),
-      mean: round(lat.mean),
-    },
   };
 }
 
@@ -193,176 +157,21 @@ error naming the queue.`,
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
     const p = benchParams(v);
-    const address = addressFromFlags({ ...v, transport: "rdma" });
-    const id = await probeIdentity(v);
+    const target = await controllerFromFlags(v, v.nqn as string);
     using cancel = new Canceller().onSignals();
-    const o: ControllerOptions = {
-      host: address.traddr,
-      port: Number(address.trsvcid),
-      subnqn: v.nqn as string,
-      hostnqn: id.hostnqn,
-      hostid: id.hostid,
-      timeoutMs: timeoutFlag(v),
-      cancel,
-    };
-    const ctrl = await Controller.connect(o);
-    const workers: IoWorker[] = [];
-    let kaTimer: ReturnType<typeof setTimeout> | undefined;
-    let kaFailure: unknown;
-    try {
-      await ctrl.enable();
-      const ic = await ctrl.identifyController();
-      const ns = await ctrl.identifyNamespace(p.nsid);
-      if (ns.nsze === 0n || ns.lbaSize === 0) {
-        throw new FailureError(`Namespace ${p.nsid} of '${o.subnqn}' is not active.`);
-      }
-      if (p.bs % ns.lbaSize !== 0) {
-        throw new UsageError(
-          `--bs ${p.bs} is not a multiple of namespace ${p.nsid}'s block size ${ns.lbaSize}.`,
-        );
-      }
-      const mdtsBytes = ic.mdts ? (4096 << (ctrl.cap?.mpsmin ?? 0)) * 2 ** ic.mdts : Infinity;
-      if (p.bs > mdtsBytes) {
-        throw new UsageError(`--bs ${p.bs} exceeds the controller's MDTS of ${mdtsBytes} bytes.`);
-      }
-      const nsze = Number(ns.nsze);
-      const chunks = Math.floor((nsze * ns.lbaSize) / p.bs);
-      if (chunks < 1) throw new UsageError(`--bs ${p.bs} is larger than the namespace.`);
-      const g = { nsid: p.nsid, lbaSize: ns.lbaSize, nsze, bs: p.bs, qd: p.qd };
-      const access = bufferAccess(p.rw);
-      for (let qid = 1; qid <= p.queues; qid++) {
-        // Like nvme-rdma, open the queue larger than the I/Os kept in flight: hrqsize sizes the
-        // target's send queue, and each read's answer takes two of its WRs (RDMA WRITE + SEND),
-        // so a queue of exactly qd entries halves what the target can answer at once (QD 32 in
-        // the lab: 298-427 IOPS at 32 entries, 558-592 at 128). Only qd slots are used.
-        const depth = Math.max(p.qd, Math.min(p.queueSize, (ctrl.cap?.mqes ?? 127) + 1));
-        const q = await ctrl.connectIoQueue(qid, depth);
-        try {
-          workers.push(new IoWorker(q, g, access));
-        } catch (err) {
-          q.close();
-          throw err;
-        }
-      }
-      // Keep Alive within KATO: every third of it, off the I/O path.
-      const keepAlive = () => {
-        kaTimer = setTimeout(async () => {
-          try {
-            await ctrl.keepAlive();
-            keepAlive();
-          } catch (err) {
-            kaFailure ??= err;
-          }
-        }, KATO_MS / 3);
-      };
-      keepAlive();
-
-      const passes: Pass[] = p.rw === "verify"
-        ? [{ op: "write", random: false, check: false }, { op: "read", random: false, check: true }]
-        : [{
-          op: writes(p.rw) ? "write" : "read",
-          random: p.rw.startsWith("rand"),
-          check: false,
-        }];
-      const ios = p.ios ?? (p.rw === "verify" ? chunks : undefined);
-      const seconds = p.time ?? (ios === undefined ? 10 : undefined);
-      const results: { all: PassResult; perQueue: PassResult[] }[] = [];
-      let mismatch: number | undefined;
-      for (const pass of passes) {
-        if (cancel.reason !== undefined) break;
-        // Each queue counts into its own result (per-queue figures), merged after the pass.
-        const perQueue: PassResult[] = workers.map(() => ({
-          ios: 0,
-          bytes: 0,
-          seconds: 0,
-          latencies: new Samples(),
-        }));
-        let issued = 0;
-        const rng = xorshift(0x5eed + results.length);
-        const t0 = performance.now();
-        // The run's end comes by timer (the loop yields every few ms), not a clock read per I/O.
-        let expired = false;
-        const endTimer = seconds === undefined
-          ? undefined
-          : setTimeout(() => expired = true, seconds * 1000);
-        const next = () => {
-          if (ios !== undefined && issued >= ios) return -1;
-          if (expired) return -1;
-          const c = pass.random ? rng() % chunks : issued % chunks;
-          issued++;
-          return c;
-        };
-        // One queue failing stops every queue issuing; all drain before anything is closed.
-        const stop = () => {
-          if (cancel.reason !== undefined || kaFailure !== undefined) return true;
-          for (const w of workers) if (w.failure !== undefined) return true;
-          return false;
-        };
-        try {
-          workers.forEach((w, i) => w.start(pass, next, perQueue[i], stop));
-          await drive(workers, { timeoutMs: o.timeoutMs, pollMs: p.pollMs });
-        } finally {
-          clearTimeout(endTimer);
-          for (const w of workers) w.finish();
-        }
-        const took = (performance.now() - t0) / 1000;
-        if (kaFailure) throw kaFailure;
-        for (const r of perQueue) r.seconds = took;
-        const out = mergeResults(perQueue, took);
-        results.push({ all: out, perQueue });
-        if (out.mismatch !== undefined) mismatch ??= out.mismatch;
-      }
-      clearTimeout(kaTimer);
-      kaTimer = undefined;
-      // After Ctrl-C the admin queue's waits would end at once: just disconnect.
-      if (cancel.reason === undefined) await ctrl.shutdown();
-      const data = {
-        traddr: o.host,
-        trsvcid: o.port,
-        subnqn: o.subnqn,
-        nsid: p.nsid,
-        lba_size: ns.lbaSize,
-        nsze,
-        rw: p.rw,
-        bs: p.bs,
-        qd: p.qd,
-        queues: p.queues,
-        queue_size: workers[0]?.q.depth ?? p.queueSize,
-        passes: results.map((r, i) => ({
-          op: passes[i].op,
-          ...summary(r.all),
-          per_queue: r.perQueue.map((q, k) => ({
-            qid: workers[k].q.qid,
-            ios: q.ios,
-            iops: Math.round(q.ios / (q.seconds || 1e-9)),
-          })),
-        })),
-        ...(p.rw === "verify"
-          ? { verified_ios: results[1]?.all.ios ?? 0, mismatch_lba: mismatch ?? null }
-          : {}),
-        interrupted: cancel.reason !== undefined,
-        stopped: cancel.reason ?? null,
-        steps: ctrl.steps,
-      };
-      const failed = mismatch !== undefined || cancel.reason !== undefined;
-      if (mismatch !== undefined) {
-        ctx.note(`Verify failed: LBA ${mismatch} did not read back its pattern.`);
-      }
-      if (cancel.reason !== undefined) {
-        const ran = results.reduce((t, r) => t + r.all.seconds, 0);
-        ctx.note(
-          `Interrupted (${cancel.reason}): partial result over the ${ran.toFixed(1)} s that ran.`,
-        );
-      }
-      return {
-        data,
-        text: (d) => text(d as Record<string, unknown>),
-        exitCode: failed ? 1 : 0,
-      };
-    } finally {
-      if (kaTimer !== undefined) clearTimeout(kaTimer);
-      for (const w of workers.reverse()) w.close();
-      ctrl.close();
+    const r = await runBench({ ...target, cancel }, p);
+    if (r.mismatch !== undefined) {
+      ctx.note(`Verify failed: LBA ${r.mismatch} did not read back its pattern.`);
     }
+    if (r.stopped !== undefined) {
+      ctx.note(
+        `Interrupted (${r.stopped}): partial result over the ${r.seconds.toFixed(1)} s that ran.`,
+      );
+    }
+    return {
+      data: r.data,
+      text: (d) => text(d as Record<string, unknown>),
+      exitCode: r.mismatch !== undefined || r.stopped !== undefined ? 1 : 0,
+    };
   },
 };

@@ -4,51 +4,28 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
-import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "../fabrics/flags.ts";
-import { resolveHostIdentity } from "../fabrics/host_identity.ts";
+import {
+  controllerFromFlags,
+  HOST_ID_FLAGS,
+  TARGET_FLAGS,
+  TIMEOUT_FLAG,
+} from "../cli/nvme_flags.ts";
 import { DISCOVERY_NQN } from "../fabrics/options.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
-import { Controller, type ControllerOptions } from "../nvme/controller.ts";
-import { sglSupport } from "../nvme/identify.ts";
+import { Controller } from "../nvme/controller.ts";
+import { mdtsBytes, sglSupport } from "../nvme/identify.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { intFlag } from "../cli/parse.ts";
 
 export const PROBE_OPTIONS = {
-  traddr: ADDRESS_FLAGS.traddr,
-  trsvcid: ADDRESS_FLAGS.trsvcid,
+  ...TARGET_FLAGS,
   nqn: {
     type: "string",
     short: "n",
     value: "NQN",
     description: "Subsystem to identify (default: read the discovery log)",
   },
-  hostnqn: HOST_FLAGS.hostnqn,
-  hostid: HOST_FLAGS.hostid,
-  timeout: {
-    type: "string",
-    value: "MS",
-    description: "Bound on each wait for the target (default 5000)",
-  },
+  ...HOST_ID_FLAGS,
+  timeout: TIMEOUT_FLAG,
 } as const;
-
-/** Host identity: flags, else the host files; a -q alone gets a fresh host ID (no kernel pairing here). */
-export async function probeIdentity(
-  values: Record<string, unknown>,
-): Promise<{ hostnqn: string; hostid: string }> {
-  const host = hostFromFlags(values as never);
-  if (host.hostnqn !== undefined && host.hostid === undefined) {
-    try {
-      return await resolveHostIdentity(host, fabricsPaths());
-    } catch {
-      return { hostnqn: host.hostnqn, hostid: crypto.randomUUID() };
-    }
-  }
-  return await resolveHostIdentity(host, fabricsPaths());
-}
-
-export function timeoutFlag(values: Record<string, unknown>): number {
-  return intFlag(values, "timeout", 5000, 1, 600000);
-}
 
 function text(d: Record<string, unknown>): string {
   const lines: string[] = [];
@@ -109,19 +86,10 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
-    const address = addressFromFlags({ ...v, transport: "rdma" });
-    const id = await probeIdentity(v);
     const subnqn = typeof v.nqn === "string" ? v.nqn : DISCOVERY_NQN;
+    const target = await controllerFromFlags(v, subnqn);
     using cancel = new Canceller().onSignals();
-    const o: ControllerOptions = {
-      host: address.traddr,
-      port: Number(address.trsvcid),
-      subnqn,
-      hostnqn: id.hostnqn,
-      hostid: id.hostid,
-      timeoutMs: timeoutFlag(v),
-      cancel,
-    };
+    const o = { ...target, cancel };
     const ctrl = await Controller.connect(o);
     try {
       await ctrl.enable();
@@ -150,7 +118,6 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
       }
       await ctrl.keepAlive();
       await ctrl.shutdown();
-      const mps = 4096 << (ctrl.cap?.mpsmin ?? 0);
       const data = {
         traddr: o.host,
         trsvcid: o.port,
@@ -165,7 +132,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
           vid: ic.vid,
           ieee: ic.ieee,
           mdts: ic.mdts,
-          mdts_bytes: ic.mdts ? mps * 2 ** ic.mdts : "unlimited",
+          mdts_bytes: mdtsBytes(ic.mdts, ctrl.cap) ?? "unlimited",
           maxcmd: ic.maxcmd,
           mqes: ctrl.cap?.mqes,
           cap_timeout_ms: ctrl.cap?.timeoutMs,

@@ -6,7 +6,7 @@ import { UsageError } from "../errors.ts";
 import { bwClient, type BwResult } from "../rdma/bw.ts";
 import { Canceller } from "../rdma/wait.ts";
 import { intFlag } from "../cli/parse.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "./rdma_ping.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
 
 function text(r: BwResult): string {
   return `write ${r.size} B × ${r.iters} to ${r.traddr}:${r.trsvcid} (depth ${r.depth}) in ` +

@@ -5,12 +5,11 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { intFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
-import { Listener, Trace, traceLines } from "../rdma/connection.ts";
-import { pingClient, type PingResult, serve, type ServedClient } from "../rdma/ping.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
+import { Trace, traceLines } from "../rdma/connection.ts";
+import { pingClient, type PingResult } from "../rdma/ping.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { rpingClient, type RpingResult, rpingServe } from "../rdma/rping.ts";
-
-export const DEFAULT_PORT = 7174;
+import { rpingClient, type RpingResult } from "../rdma/rping.ts";
 
 /** Attaches the trace so far to an error (so a failed connect still shows its steps). */
 export function withTrace(err: unknown, trace: Trace): unknown {
@@ -38,70 +37,6 @@ function rpingText(r: RpingResult): string {
   return `rping ${r.size} B × ${r.count} with ${r.traddr}:${r.trsvcid}: ${r.verified} verified\n` +
     `last: ${r.last_payload}\n`;
 }
-
-interface ServerResult {
-  traddr: string;
-  trsvcid: number;
-  clients: ServedClient[];
-}
-
-function serverText(r: ServerResult): string {
-  const failed = r.clients.filter((c) => c.result !== "ok").length;
-  return `served ${r.clients.length} client(s) on ${r.traddr}:${r.trsvcid}, ${failed} not ok\n`;
-}
-
-/** Runs the server side until SIGINT/SIGTERM (or --clients N): shared by ping and bw. */
-export async function runServer(ctx: RunContext, kind: string): Promise<CommandResult> {
-  const v = ctx.values;
-  const host = (v.traddr as string | undefined) ?? "0.0.0.0";
-  const port = intFlag(v, "port", DEFAULT_PORT, 1, 65535);
-  using cancel = new Canceller().onSignals();
-  using listener = new Listener(host, port);
-  ctx.note(`${kind} server listening on ${host}:${port} (stop with Ctrl-C)`);
-  const common = {
-    timeoutMs: intFlag(v, "timeout", 10000, 1),
-    cancel,
-    maxClients: intFlag(v, "clients", 0),
-    note: ctx.note,
-  };
-  const clients = v.rping
-    ? await rpingServe(listener, {
-      ...common,
-      size: intFlag(v, "size", 65536, 1, 1 << 30),
-      trace: new Trace(false),
-    })
-    : await serve(listener, { ...common, trace: v.trace === true });
-  return {
-    data: { traddr: host, trsvcid: port, clients },
-    text: serverText as (d: unknown) => string,
-  };
-}
-
-export const PING_SHARED_OPTIONS = {
-  server: { type: "boolean", description: "Serve clients one after another until stopped" },
-  traddr: {
-    type: "string",
-    short: "a",
-    value: "ADDR",
-    description: "Server address (client: where to connect; server: where to listen, default all)",
-  },
-  port: {
-    type: "string",
-    short: "p",
-    value: "PORT",
-    description: `RDMA-CM port (default ${DEFAULT_PORT}, rping's)`,
-  },
-  timeout: {
-    type: "string",
-    value: "MS",
-    description: "Bound on every wait: resolution, connection, each completion (default 10000)",
-  },
-  clients: {
-    type: "string",
-    value: "N",
-    description: "Server: stop after N clients (default: serve until SIGINT/SIGTERM)",
-  },
-} as const;
 
 export const rdmaPingCommand: CommandDetails = {
   description:

@@ -2,7 +2,7 @@
  * The I/O engine of `nvmeof bench`: per I/O queue one registered buffer of qd × bs (slot i owns
  * bytes i·bs … (i+1)·bs) reused for the whole run, qd commands kept in flight, the target moving
  * data straight into (reads) or out of (writes) that buffer. Also the LBA pattern that `verify`
- * and `write` lay down, and the latency statistics.
+ * and `write` lay down.
  */
 import { IBV_ACCESS } from "../../ffi/enums.ts";
 import { setImmediate } from "node:timers";
@@ -66,31 +66,6 @@ export function checkPattern(buf: Uint8Array, lba: number, lbaSize: number): num
     }
   }
   return -1;
-}
-
-export interface LatencyStats {
-  min: number;
-  median: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
-
-/** min / median / p99 (nearest rank) / max / mean of `samples` (sorted in place). */
-export function latencyStats(samples: Float64Array): LatencyStats {
-  const n = samples.length;
-  if (n === 0) return { min: 0, median: 0, p99: 0, max: 0, mean: 0 };
-  samples.sort();
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += samples[i];
-  const rank = (p: number) => samples[Math.max(0, Math.ceil(p * n) - 1)];
-  return {
-    min: samples[0],
-    median: rank(0.5),
-    p99: rank(0.99),
-    max: samples[n - 1],
-    mean: sum / n,
-  };
 }
 
 /** A growable list of latencies (µs). */
@@ -202,7 +177,7 @@ export async function drive(workers: readonly IoWorker[], o: DriveOptions): Prom
   for (;;) {
     let inflight = 0;
     for (const w of workers) {
-      if (w.inflight > 0) w.q.reap();
+      if (w.inflight > 0) w.queue.reap();
       inflight += w.inflight;
     }
     if (inflight === 0) break;
@@ -219,21 +194,21 @@ export async function drive(workers: readonly IoWorker[], o: DriveOptions): Prom
     if (now - last < o.pollMs) continue;
     // Idle: arm every busy CQ, poll once more (a completion may have raced the arming), sleep.
     const busy = workers.filter((w) => w.inflight > 0);
-    for (const w of busy) w.q.conn.ep.cq.requestNotify();
+    for (const w of busy) w.queue.conn.ep.cq.requestNotify();
     let got = 0;
-    for (const w of busy) got += w.q.reap();
+    for (const w of busy) got += w.queue.reap();
     if (got > 0) continue;
-    await waitAnyReadable(busy.map((w) => w.q.conn.ep.cq.channelFd), YIELD_MS);
-    for (const w of busy) w.q.conn.ep.cq.takeEvent();
+    await waitAnyReadable(busy.map((w) => w.queue.conn.ep.cq.channelFd), YIELD_MS);
+    for (const w of busy) w.queue.conn.ep.cq.takeEvent();
   }
   for (const w of workers) if (w.failure) throw w.failure;
 }
 
 /** One I/O queue with its data buffer; `drive` runs any number of them from one loop. */
 export class IoWorker implements Disposable {
-  readonly q: NvmeQueue;
+  readonly queue: NvmeQueue;
   readonly mr: MemoryRegion;
-  readonly g: Geometry;
+  readonly geometry: Geometry;
   readonly #buf: Uint8Array[];
   readonly #sgl: KeyedSgl[];
   readonly #lba: Float64Array;
@@ -245,8 +220,8 @@ export class IoWorker implements Disposable {
   lastDone = 0;
 
   constructor(q: NvmeQueue, g: Geometry, access: number) {
-    this.q = q;
-    this.g = g;
+    this.queue = q;
+    this.geometry = g;
     this.mr = q.register(g.qd * g.bs, access);
     // Per slot, made once: its bs-sized chunk of the buffer and the keyed SGL pointing at it.
     this.#buf = Array.from(
@@ -264,7 +239,7 @@ export class IoWorker implements Disposable {
    * completion) into `out`.
    */
   start(pass: Pass, next: () => number, out: PassResult, stop: () => boolean): void {
-    const { q, g } = this;
+    const { queue: q, geometry: g } = this;
     if (g.bs % g.lbaSize !== 0) throw new RangeError("bs must be a multiple of the LBA size");
     const nlb = g.bs / g.lbaSize;
     const opcode = pass.op === "read" ? IO.READ : IO.WRITE;
@@ -296,7 +271,6 @@ export class IoWorker implements Disposable {
         this.failure ??= new NvmeStatusError(
           `${pass.op === "read" ? "Read" : "Write"} of LBA ${this.#lba[cid]}`,
           status,
-          false,
         );
         return;
       }
@@ -319,7 +293,7 @@ export class IoWorker implements Disposable {
 
   /** Throws when the target dropped this queue or it made no progress for `timeoutMs`. */
   checkHealth(now: number, timeoutMs: number): void {
-    const q = this.q;
+    const q = this.queue;
     const end = q.conn.pollEnd();
     if (end) {
       throw new FailureError(`The target dropped I/O queue ${q.qid} during the run: ${end.name}.`);
@@ -334,12 +308,12 @@ export class IoWorker implements Disposable {
 
   /** Ends the pass on this queue (after drain or failure). */
   finish(): void {
-    this.q.onDone = undefined;
+    this.queue.onDone = undefined;
   }
 
   close(): void {
     this.mr.close();
-    this.q.close();
+    this.queue.close();
   }
 
   [Symbol.dispose](): void {

@@ -2,7 +2,7 @@
  * NVMe over Fabrics capsules, byte for byte (little-endian): the 64-byte submission queue entry
  * with a keyed SGL data block (NVMe/RDMA: the target RDMA-READs or RDMA-WRITEs our registered
  * memory), the 16-byte completion queue entry, the Fabrics Connect command and its 1024-byte
- * data, Property Get/Set, Identify, Get Log Page, Keep Alive, Read, Write and Flush, and the
+ * data, Property Get/Set, Identify, Get Log Page, Keep Alive, Read and Write, and the
  * NVMe/RDMA CM private data. Offsets: NVMe base spec (SQE/CQE), NVMe-oF spec (Fabrics commands),
  * include/linux/nvme-rdma.h (CM private data).
  */
@@ -204,11 +204,6 @@ export function rwSqe(
   sqe.view.setBigUint64(40, BigInt(slba), true);
   sqe.view.setUint16(48, nlb - 1, true);
   return sqe;
-}
-
-/** Flush. */
-export function flushSqe(sqe: Sqe, cid: number, nsid: number) {
-  return sqe.begin(IO.FLUSH, cid, nsid).sgl(undefined);
 }
 
 /** A decoded completion queue entry. */

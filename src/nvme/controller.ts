@@ -59,6 +59,42 @@ export interface ControllerOptions {
   cancel?: Canceller;
 }
 
+/**
+ * Keep Alive from a timer every third of KATO_MS, off the I/O path, until stopped; the first
+ * failure ends it and stays in `failure` for the run to throw.
+ */
+export class KeepAliveTimer {
+  /** The first Keep Alive that failed (its error). */
+  failure: unknown;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+  readonly #send: () => Promise<void>;
+
+  constructor(send: () => Promise<void>) {
+    this.#send = send;
+    this.#arm();
+  }
+
+  #arm(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(async () => {
+      try {
+        await this.#send();
+        this.#arm();
+      } catch (err) {
+        this.failure ??= err;
+      }
+    }, KATO_MS / 3);
+  }
+
+  /** No more Keep Alive (one already sent is not waited for, and does not re-arm). */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
 /** A timed protocol step. */
 export interface Step {
   step: string;
@@ -67,7 +103,8 @@ export interface Step {
 
 export class Controller implements Disposable {
   readonly admin: NvmeQueue;
-  readonly o: ControllerOptions;
+  /** What it was connected with. */
+  readonly options: ControllerOptions;
   readonly steps: Step[];
   cntlid = 0;
   cap: Capabilities | undefined;
@@ -80,7 +117,7 @@ export class Controller implements Disposable {
 
   private constructor(admin: NvmeQueue, o: ControllerOptions, steps: Step[]) {
     this.admin = admin;
-    this.o = o;
+    this.options = o;
     this.steps = steps;
     this.#connectMr = admin.register(CONNECT_DATA_SIZE, IBV_ACCESS.REMOTE_READ);
     this.#dataMr = admin.register(
@@ -135,13 +172,9 @@ export class Controller implements Disposable {
     const mr = q === this.admin
       ? this.#connectMr
       : q.register(CONNECT_DATA_SIZE, IBV_ACCESS.REMOTE_READ);
+    const { hostid, subnqn, hostnqn, host, port } = this.options;
     try {
-      encodeConnectData({
-        hostid: this.o.hostid,
-        cntlid,
-        subnqn: this.o.subnqn,
-        hostnqn: this.o.hostnqn,
-      }, mr.bytes);
+      encodeConnectData({ hostid, cntlid, subnqn, hostnqn }, mr.bytes);
       connectSqe(
         q.sqes[0],
         0,
@@ -151,11 +184,10 @@ export class Controller implements Disposable {
       const d = await q.execute(0, `Fabrics Connect of queue ${q.qid}`);
       if (d.status !== 0) {
         throw new NvmeStatusError(
-          `Connect to '${this.o.subnqn}' at ${this.o.host}:${this.o.port} as '${this.o.hostnqn}'` +
+          `Connect to '${subnqn}' at ${host}:${port} as '${hostnqn}'` +
             (q.qid ? ` (I/O queue ${q.qid})` : ""),
           d.status,
-          true,
-          { subnqn: this.o.subnqn, hostnqn: this.o.hostnqn },
+          { fabrics: true, subnqn, hostnqn },
         );
       }
       return Number(d.result & 0xffffn);
@@ -168,7 +200,9 @@ export class Controller implements Disposable {
     propertyGetSqe(this.admin.sqes[1], 1, p);
     const d = await this.admin.execute(1, `Property Get 0x${p.offset.toString(16)}`);
     if (d.status !== 0) {
-      throw new NvmeStatusError(`Property Get 0x${p.offset.toString(16)}`, d.status, true);
+      throw new NvmeStatusError(`Property Get 0x${p.offset.toString(16)}`, d.status, {
+        fabrics: true,
+      });
     }
     return p.size === 4 ? d.result & 0xffffffffn : d.result;
   }
@@ -177,7 +211,9 @@ export class Controller implements Disposable {
     propertySetSqe(this.admin.sqes[1], 1, p, BigInt(value >>> 0));
     const d = await this.admin.execute(1, `Property Set 0x${p.offset.toString(16)}`);
     if (d.status !== 0) {
-      throw new NvmeStatusError(`Property Set 0x${p.offset.toString(16)}`, d.status, true);
+      throw new NvmeStatusError(`Property Set 0x${p.offset.toString(16)}`, d.status, {
+        fabrics: true,
+      });
     }
   }
 
@@ -197,7 +233,7 @@ export class Controller implements Disposable {
           `The controller was not ${what} after ${limitMs} ms (CSTS 0x${csts.toString(16)}).`,
         );
       }
-      this.o.cancel?.check();
+      this.options.cancel?.check();
       await new Promise((r) => setTimeout(r, 2));
     }
   }
@@ -236,7 +272,7 @@ export class Controller implements Disposable {
     identifySqe(this.admin.sqes[2], 2, cns, nsid, NvmeQueue.sgl(mr, 0, IDENTIFY_SIZE));
     const d = await this.admin.execute(2, `Identify CNS ${cns}`);
     if (d.status !== 0) {
-      throw new NvmeStatusError(`Identify (CNS ${cns}, nsid ${nsid})`, d.status, false);
+      throw new NvmeStatusError(`Identify (CNS ${cns}, nsid ${nsid})`, d.status);
     }
     return mr.bytes.slice(0, IDENTIFY_SIZE);
   }
@@ -245,7 +281,12 @@ export class Controller implements Disposable {
   async keepAlive(): Promise<void> {
     keepAliveSqe(this.admin.sqes[3], 3);
     const d = await this.#time("keep alive", () => this.admin.execute(3, "Keep Alive"));
-    if (d.status !== 0) throw new NvmeStatusError("Keep Alive", d.status, false);
+    if (d.status !== 0) throw new NvmeStatusError("Keep Alive", d.status);
+  }
+
+  /** Sends Keep Alive every third of KATO_MS until the timer is stopped. */
+  startKeepAlive(): KeepAliveTimer {
+    return new KeepAliveTimer(() => this.keepAlive());
   }
 
   /** `length` bytes of log `lid` at `offset`, into `mr` (registered for remote write). */
@@ -258,7 +299,7 @@ export class Controller implements Disposable {
     getLogPageSqe(this.admin.sqes[4], 4, lid, offset, NvmeQueue.sgl(mr, 0, length));
     const d = await this.admin.execute(4, `Get Log Page 0x${lid.toString(16)}`);
     if (d.status !== 0) {
-      throw new NvmeStatusError(`Get Log Page 0x${lid.toString(16)}`, d.status, false);
+      throw new NvmeStatusError(`Get Log Page 0x${lid.toString(16)}`, d.status);
     }
     return mr.bytes.slice(0, length);
   }
@@ -305,12 +346,12 @@ export class Controller implements Disposable {
       );
     }
     const q = await NvmeQueue.open({
-      host: this.o.host,
-      port: this.o.port,
+      host: this.options.host,
+      port: this.options.port,
       qid,
       depth,
-      timeoutMs: this.o.timeoutMs,
-      cancel: this.o.cancel,
+      timeoutMs: this.options.timeoutMs,
+      cancel: this.options.cancel,
     });
     try {
       await this.#fabricsConnect(q, this.cntlid);

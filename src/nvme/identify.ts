@@ -171,6 +171,14 @@ export function decodeCap(cap: bigint): Capabilities {
 }
 
 /** CC for enable: IOSQES 6 (64 B), IOCQES 4 (16 B), MPS 0 (4 KiB), NVM command set, EN. */
+/**
+ * The largest data transfer in bytes: MDTS is a power of two in units of the minimum memory page
+ * size (CAP.MPSMIN, 4 KiB << MPSMIN); undefined when MDTS is 0 (no limit).
+ */
+export function mdtsBytes(mdts: number, cap: Capabilities | undefined): number | undefined {
+  return mdts ? (4096 << (cap?.mpsmin ?? 0)) * 2 ** mdts : undefined;
+}
+
 export const CC_ENABLE = (6 << 16) | (4 << 20) | 1;
 /** CC.SHN = normal shutdown. */
 export const CC_SHN_NORMAL = 1 << 14;

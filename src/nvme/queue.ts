@@ -1,5 +1,5 @@
 /**
- * One NVMe/RDMA queue pair in user space, as nvme-rdma builds it (facts §1.3): an RDMA-CM
+ * One NVMe/RDMA queue pair in user space, as nvme-rdma builds it: an RDMA-CM
  * connection with the NVMe/RDMA private data, `depth` receives posted for 16-byte CQEs, and
  * 64-byte SQEs sent with SEND from registered memory. Data moves by keyed SGL: the target
  * RDMA-WRITEs read data into, and RDMA-READs write data from, memory registered on this queue's
@@ -15,8 +15,9 @@ import {
   RejectedError,
   Trace,
 } from "../rdma/connection.ts";
-import { CompletionError } from "../rdma/ping.ts";
-import { type MemoryRegion, WorkRequest } from "../rdma/verbs.ts";
+import { checkCompletion } from "../rdma/completion.ts";
+import type { MemoryRegion } from "../rdma/verbs.ts";
+import { WorkRequest } from "../rdma/work_request.ts";
 import type { Canceller } from "../rdma/wait.ts";
 import {
   CQE_SIZE,
@@ -28,7 +29,19 @@ import {
 } from "./capsule.ts";
 import { describeRdmaCmReject, RdmaCmRejectError } from "./status.ts";
 
+/** wr_id of a receive: this bit and the CQE slot in the low 16 bits (a send's is its cid). */
 const RECV_TAG = 0x10000;
+const RECV_SLOT_MASK = 0xffff;
+
+/**
+ * The state of a command slot (its cid), as bits like SPDK's nvme_rdma_req completion flags: idle
+ * (0), posted, then both its SEND completed and its CQE received before it is idle again.
+ */
+const SLOT_IDLE = 0;
+const SEND_COMPLETED = 1 << 0;
+const RECV_COMPLETED = 1 << 1;
+const SLOT_IN_FLIGHT = 1 << 3;
+const SLOT_COMPLETED = SEND_COMPLETED | RECV_COMPLETED;
 
 export interface QueueOptions {
   host: string;
@@ -62,7 +75,7 @@ export class NvmeQueue implements Disposable {
   readonly #cqeMr: MemoryRegion;
   readonly #send: WorkRequest[];
   readonly #recv: WorkRequest[];
-  /** Per cid: bit 1 = SEND completed, bit 2 = CQE arrived. */
+  /** Per cid: SLOT_IDLE, or SLOT_IN_FLIGHT with SEND_COMPLETED and RECV_COMPLETED as they come. */
   readonly #state: Uint8Array;
   /** Slots queued for the next flush, in order, and how many. */
   readonly #chain: Uint16Array;
@@ -163,8 +176,7 @@ export class NvmeQueue implements Disposable {
           );
           const r = new WorkRequest("recv").local(RECV_TAG | i, cqe, i * CQE_SIZE, CQE_SIZE);
           recv.push(r);
-          const rc = ep.qp.postRecv(r.address);
-          if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
+          ep.qp.postRecv(r.address);
         }
         return encodeRdmaCmRequest({ qid: o.qid, hrqsize: o.depth, hsqsize: o.depth - 1 });
       },
@@ -184,7 +196,7 @@ export class NvmeQueue implements Disposable {
 
   /** Whether slot `cid` is idle. */
   idle(cid: number): boolean {
-    return this.#state[cid] === 0;
+    return this.#state[cid] === SLOT_IDLE;
   }
 
   /** Sends the SQE in slot `cid` (built in `this.sqes[cid]`), with any slots queued before it. */
@@ -199,7 +211,7 @@ export class NvmeQueue implements Disposable {
    * software RDMA device is one system call.
    */
   queue(cid: number): void {
-    this.#state[cid] = 8; // in flight
+    this.#state[cid] = SLOT_IN_FLIGHT;
     const n = this.#queued;
     if (n > 0) this.#send[this.#chain[n - 1]].link(this.#send[cid]);
     this.#chain[n] = cid;
@@ -207,23 +219,25 @@ export class NvmeQueue implements Disposable {
   }
 
   /**
-   * Posts every queued slot with one ibv_post_send, stamping each slot's `postedAt`; throws (and
-   * forgets them) if it fails.
+   * Posts every queued slot with one ibv_post_send, stamping each slot's `postedAt`; when the post
+   * fails, forgets them and passes its NativeError on.
    */
   flush(): void {
     const n = this.#queued;
     if (n === 0) return;
     this.#queued = 0;
     const t = performance.now();
-    const rc = this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
-    for (let i = 0; i < n; i++) {
-      const cid = this.#chain[i];
-      this.postedAt[cid] = t;
-      if (i < n - 1) this.#send[cid].link(undefined);
-    }
-    if (rc !== 0) {
-      for (let i = 0; i < n; i++) this.#state[this.#chain[i]] = 0;
-      throw new FailureError(`ibv_post_send() failed: errno ${rc}.`);
+    let posted = false;
+    try {
+      this.#ep.qp.postSend(this.#send[this.#chain[0]].address);
+      posted = true;
+    } finally {
+      for (let i = 0; i < n; i++) {
+        const cid = this.#chain[i];
+        this.postedAt[cid] = t;
+        if (i < n - 1) this.#send[cid].link(undefined);
+        if (!posted) this.#state[cid] = SLOT_IDLE;
+      }
     }
   }
 
@@ -231,20 +245,16 @@ export class NvmeQueue implements Disposable {
   reap(): number {
     const cq = this.#ep.cq;
     const n = cq.poll();
-    if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
     for (let k = 0; k < n; k++) {
-      const st = cq.status(k);
-      if (st !== 0) {
-        throw new CompletionError(st, cq.opcode(k), `on NVMe queue ${this.qid}`);
-      }
+      checkCompletion(cq, k, `on NVMe queue ${this.qid}`);
       const wr = cq.wrId(k);
       let cid: number;
       if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {
-        const slot = wr & 0xffff;
+        const slot = wr & RECV_SLOT_MASK;
         const off = slot * CQE_SIZE;
         const dv = this.#cqeView;
         cid = dv.getUint16(off + 12, true);
-        if (cid >= this.depth || this.#state[cid] === 0) {
+        if (cid >= this.depth || this.#state[cid] === SLOT_IDLE) {
           throw new FailureError(
             `The target answered command id ${cid} on queue ${this.qid}, which is not in flight.`,
           );
@@ -252,15 +262,14 @@ export class NvmeQueue implements Disposable {
         this.#status[cid] = dv.getUint16(off + 14, true) >> 1;
         this.#result[2 * cid] = dv.getUint32(off, true);
         this.#result[2 * cid + 1] = dv.getUint32(off + 4, true);
-        const rc = this.#ep.qp.postRecv(this.#recv[slot].address);
-        if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
-        this.#state[cid] |= 2;
+        this.#ep.qp.postRecv(this.#recv[slot].address);
+        this.#state[cid] |= RECV_COMPLETED;
       } else {
         cid = wr;
-        this.#state[cid] |= 1;
+        this.#state[cid] |= SEND_COMPLETED;
       }
-      if ((this.#state[cid] & 3) === 3) {
-        this.#state[cid] = 0;
+      if ((this.#state[cid] & SLOT_COMPLETED) === SLOT_COMPLETED) {
+        this.#state[cid] = SLOT_IDLE;
         this.onDone?.(cid, this.#status[cid]);
       }
     }
@@ -282,7 +291,7 @@ export class NvmeQueue implements Disposable {
     let armed = false;
     for (;;) {
       this.reap();
-      if (this.#state[cid] === 0) return this.done(cid);
+      if (this.#state[cid] === SLOT_IDLE) return this.done(cid);
       if (!armed) {
         cq.requestNotify();
         armed = true;

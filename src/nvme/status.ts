@@ -93,22 +93,26 @@ export function statusHex(status: number): string {
   return "0x" + (status & 0x7ff).toString(16).padStart(3, "0");
 }
 
+/** How to read a status, and what to name in its hint. */
+export interface NvmeStatusOptions {
+  /** A Fabrics command (Connect, Property Get/Set): its command-specific codes apply. */
+  fabrics?: boolean;
+  subnqn?: string;
+  hostnqn?: string;
+}
+
 /** A command that completed with a non-zero NVMe status. */
 export class NvmeStatusError extends FailureError {
   readonly info: StatusInfo;
-  constructor(
-    what: string,
-    status: number,
-    fabrics: boolean,
-    ctx: { subnqn?: string; hostnqn?: string } = {},
-  ) {
+  constructor(what: string, status: number, options: NvmeStatusOptions = {}) {
+    const { fabrics = false, subnqn, hostnqn } = options;
     const info = decodeStatus(status, fabrics);
     const sc = info.sct === 1 ? info.sc : -1;
     const hint = fabrics && sc === 0x84
-      ? `Allow the host on the target: link hosts/${ctx.hostnqn ?? "HOSTNQN"} into the ` +
+      ? `Allow the host on the target: link hosts/${hostnqn ?? "HOSTNQN"} into the ` +
         "subsystem's allowed_hosts (or set attr_allow_any_host), or pass the allowed -q/--hostnqn."
       : fabrics && sc === 0x82
-      ? `Check the subsystem NQN${ctx.subnqn ? ` '${ctx.subnqn}'` : ""}: it must exist and be ` +
+      ? `Check the subsystem NQN${subnqn ? ` '${subnqn}'` : ""}: it must exist and be ` +
         "linked to the port you reached (nvmeof probe -a ADDR lists the ones offered to you)."
       : fabrics && sc === 0x81
       ? "The target has no free controller; retry later."

@@ -5,7 +5,7 @@
  */
 import { librdmacm } from "../../ffi/librdmacm.ts";
 import { errno } from "../../ffi/libc.ts";
-import { cmEventName, IBV_QPS, RDMA_PS_TCP } from "../../ffi/enums.ts";
+import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
 import {
   IBV_QP_ATTR as QA,
   RDMA_CM_EVENT as EV,
@@ -222,7 +222,8 @@ export interface ConnParam {
   qpNum?: number;
 }
 
-function connParam(p: ConnParam): { buf: Uint8Array; keep: Uint8Array | undefined } {
+/** struct rdma_conn_param for `p`; it points at p.privateData, which the caller holds. */
+function connParam(p: ConnParam): Uint8Array {
   const buf = new Uint8Array(CP.$size);
   const dv = new DataView(buf.buffer);
   if (p.privateData && p.privateData.length) {
@@ -234,7 +235,7 @@ function connParam(p: ConnParam): { buf: Uint8Array; keep: Uint8Array | undefine
   dv.setUint8(CP.retry_count, p.retryCount ?? 7);
   dv.setUint8(CP.rnr_retry_count, p.rnrRetryCount ?? 7);
   dv.setUint32(CP.qp_num, p.qpNum ?? 0, true);
-  return { buf, keep: p.privateData };
+  return buf;
 }
 
 /**
@@ -315,17 +316,13 @@ export class CmId implements Disposable {
   }
 
   connect(p: ConnParam): void {
-    const { buf, keep } = connParam(p);
-    const rc = librdmacm().rdma_connect(this.pointer, buf);
+    const rc = librdmacm().rdma_connect(this.pointer, connParam(p));
     checkCm("rdma_connect", rc, "Cannot send the connect request");
-    void keep;
   }
 
   accept(p: ConnParam): void {
-    const { buf, keep } = connParam(p);
-    const rc = librdmacm().rdma_accept(this.pointer, buf);
+    const rc = librdmacm().rdma_accept(this.pointer, connParam(p));
     checkCm("rdma_accept", rc, "Cannot accept the connection");
-    void keep;
   }
 
   reject(privateData?: Uint8Array): void {
@@ -353,7 +350,7 @@ export class CmId implements Disposable {
     new DataView(attr.buffer, attr.byteOffset).setUint32(QA.qp_state, state, true);
     const mask = new Int32Array(1);
     const rc = librdmacm().rdma_init_qp_attr(this.pointer, attr, mask);
-    checkCm("rdma_init_qp_attr", rc, `Cannot get the QP attributes for ${stateText(state)}`);
+    checkCm("rdma_init_qp_attr", rc, `Cannot get the QP attributes for ${qpStateName(state)}`);
     return mask[0];
   }
 
@@ -368,8 +365,4 @@ export class CmId implements Disposable {
   [Symbol.dispose](): void {
     this.close();
   }
-}
-
-function stateText(s: number): string {
-  return Object.entries(IBV_QPS).find(([, v]) => v === s)?.[0] ?? String(s);
 }

@@ -1,126 +1,32 @@
 /**
- * `rdma ping`: a ping-pong of RDMA WRITE, READ or SEND on registered buffers, with every
- * iteration's payload verified, and the server that answers it (one client after another).
- *
- * Wire protocol (private data, little-endian, 32 bytes), client → server in the REQ and
- * server → client in the REP: magic "NVMR" u32 @0, version u8 @4, op u8 @5, addr u64 @8,
- * rkey u32 @16, len u32 @20, count u32 @24, size u32 @28.
- *
- * write: the client RDMA-WRITEs iteration i into the server's slot i%2; the server sees the last
- *   byte change (memory polling, like ib_write_lat), echoes the slot into the client's slot i%2
- *   with its own RDMA WRITE, then checks it. The client times the round trip and checks the echo.
- * read: the client RDMA-READs `size` bytes at a per-iteration offset of the server's pattern.
- * send: the client SENDs; the server receives into slot i%2 and SENDs the same bytes back.
+ * `rdma ping`, the client: a ping-pong of RDMA WRITE, READ or SEND on registered buffers (the
+ * protocol in src/rdma/ping_protocol.ts), every iteration's payload verified and timed.
  */
-import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR, wcStatusName } from "../../ffi/enums.ts";
+import { IBV_ACCESS, IBV_SEND, IBV_WR } from "../../ffi/enums.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import {
-  accept,
   connect,
   type Connection,
-  type Endpoint,
-  type Listener,
   type QpSetup,
-  Trace,
-  traceLines,
+  type Trace,
   type TraceStep,
 } from "./connection.ts";
+import { firstDifference } from "./completion.ts";
+import { summarizeLatency } from "./latency.ts";
+import {
+  decodeHello,
+  encodeHello,
+  type Hello,
+  INLINE_DATA,
+  pattern,
+  sendFlags,
+  shift,
+  slotSends,
+} from "./ping_protocol.ts";
+import { POLL_MEMORY, REAP_EVERY_SPIN, Spinner } from "./spin.ts";
 import type { MemoryRegion } from "./verbs.ts";
-import { WorkRequest } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
-
-export type PingOp = "write" | "read" | "send" | "bw";
-const OPS: PingOp[] = ["write", "read", "send", "bw"];
-const MAGIC = 0x524d564e; // "NVMR"
-
-/** The private data both sides exchange. */
-export interface Hello {
-  op: PingOp;
-  addr: bigint;
-  rkey: number;
-  len: number;
-  count: number;
-  size: number;
-}
-
-export function encodeHello(h: Hello): Uint8Array {
-  const b = new Uint8Array(32);
-  const dv = new DataView(b.buffer);
-  dv.setUint32(0, MAGIC, true);
-  dv.setUint8(4, 1);
-  dv.setUint8(5, OPS.indexOf(h.op));
-  dv.setBigUint64(8, h.addr, true);
-  dv.setUint32(16, h.rkey, true);
-  dv.setUint32(20, h.len, true);
-  dv.setUint32(24, h.count, true);
-  dv.setUint32(28, h.size, true);
-  return b;
-}
-
-/** Decodes private data; undefined when it is not ours (wrong length, magic or version). */
-export function decodeHello(b: Uint8Array): Hello | undefined {
-  if (b.length < 32) return undefined;
-  const dv = new DataView(b.buffer, b.byteOffset, b.length);
-  if (dv.getUint32(0, true) !== MAGIC || dv.getUint8(4) !== 1) return undefined;
-  const op = OPS[dv.getUint8(5)];
-  if (!op) return undefined;
-  return {
-    op,
-    addr: dv.getBigUint64(8, true),
-    rkey: dv.getUint32(16, true),
-    len: dv.getUint32(20, true),
-    count: dv.getUint32(24, true),
-    size: dv.getUint32(28, true),
-  };
-}
-
-/** The reference bytes: iteration i's payload is PATTERN[shift(i) .. shift(i) + size). */
-let patternCache: Uint8Array | undefined;
-export function pattern(size: number): Uint8Array {
-  if (!patternCache || patternCache.length < size + 256) {
-    const p = new Uint8Array(Math.max(size + 256, 4096 + 256));
-    for (let k = 0; k < p.length; k++) p[k] = ((k * 7 + (k >> 8) * 13 + 1) & 0xff) || 0x5a;
-    patternCache = p;
-  }
-  return patternCache;
-}
-
-/** Where iteration i's payload starts in the pattern. */
-export function shift(i: number): number {
-  return i % 251;
-}
-
-/** The index of the first differing byte, or -1. */
-export function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  const n = a.length;
-  if (n !== b.length) return 0;
-  for (let k = 0; k < n; k++) if (a[k] !== b[k]) return k;
-  return -1;
-}
-
-/** A completion with an error status. */
-export class CompletionError extends FailureError {
-  readonly status: number;
-  constructor(status: number, opcode: number, when: string) {
-    super(
-      `A work request failed ${when}: ${
-        wcStatusName(status)
-      } (status ${status}, opcode ${opcode}).`,
-      {
-        hint: status === 12
-          ? "Transport retries ran out: the peer stopped answering (process killed or link down)."
-          : status === 10
-          ? "The peer refused the access: its memory region or QP lacks the access flag."
-          : status === 13
-          ? "The peer had no receive posted (RNR retries ran out)."
-          : status === 5
-          ? "The QP went to the error state (the connection was torn down)."
-          : undefined,
-      },
-    );
-    this.status = status;
-  }
-}
 
 /** Latency figures in microseconds. */
 export interface LatencyStats {
@@ -132,120 +38,18 @@ export interface LatencyStats {
   avg_us: number;
 }
 
+/** The figures `rdma ping` prints: µs with two decimals, from samples in ms. */
 export function latencyStats(samplesMs: number[]): LatencyStats {
-  const s = [...samplesMs].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+  const s = summarizeLatency(Float64Array.from(samplesMs));
   const us = (ms: number) => Math.round(ms * 1000 * 100) / 100;
   return {
-    samples: s.length,
-    min_us: us(s[0] ?? 0),
-    median_us: us(q(0.5) ?? 0),
-    p99_us: us(q(0.99) ?? 0),
-    max_us: us(s[s.length - 1] ?? 0),
-    avg_us: us(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
+    samples: samplesMs.length,
+    min_us: us(s.min),
+    median_us: us(s.median),
+    p99_us: us(s.p99),
+    max_us: us(s.max),
+    avg_us: us(s.mean),
   };
-}
-
-/**
- * Watches a spinning loop: gives up after `timeoutMs` without progress, and every ~50 ms checks
- * the CM channel for the peer's DISCONNECTED and lets the event loop run (signals, timers).
- */
-class Liveness {
-  #deadline = 0;
-  #nextCheck = 0;
-  #moved = true;
-  constructor(
-    readonly conn: Connection,
-    readonly timeoutMs: number,
-    readonly cancel: Canceller | undefined,
-  ) {}
-  /** The loop moved on (no clock read: the next `slow` call restarts the no-progress bound). */
-  progress(): void {
-    this.#moved = true;
-  }
-  /** Called every few hundred spins; returns a promise to await when the loop should yield. */
-  slow(what: string, done: number, total: number): Promise<void> | undefined {
-    const now = performance.now();
-    if (this.#moved) {
-      this.#moved = false;
-      this.#deadline = now + this.timeoutMs;
-      if (this.#nextCheck === 0) this.#nextCheck = now + 10;
-    }
-    if (now < this.#nextCheck) return undefined;
-    this.#nextCheck = now + 50;
-    this.cancel?.check();
-    const ev = this.conn.pollEnd();
-    if (ev) {
-      throw new FailureError(
-        `The peer went away during the run: ${ev.name} after ${done} of ${total} iterations.`,
-      );
-    }
-    if (now > this.#deadline) {
-      throw new FailureError(
-        `No progress for ${this.timeoutMs} ms waiting for ${what} (iteration ${
-          done + 1
-        } of ${total}).`,
-        { hint: "The peer stopped answering; check that it is still running." },
-      );
-    }
-    return new Promise((r) => setTimeout(r, 0));
-  }
-}
-
-/** Reaps completions; throws on an error status. Returns how many had each opcode kind. */
-function reap(
-  ep: Endpoint,
-  when: string,
-  counts: { send: number; recv: number; recvSlot: number },
-) {
-  const n = ep.cq.poll();
-  if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
-  for (let k = 0; k < n; k++) {
-    const st = ep.cq.status(k);
-    if (st !== 0) throw new CompletionError(st, ep.cq.opcode(k), when);
-    if (ep.cq.opcode(k) & IBV_WC_OPCODE.RECV) {
-      counts.recv++;
-      counts.recvSlot = ep.cq.wrId(k);
-    } else counts.send++;
-  }
-  return n;
-}
-
-function post(ep: Endpoint, wr: WorkRequest, recv = false): void {
-  const rc = recv ? ep.qp.postRecv(wr.address) : ep.qp.postSend(wr.address);
-  if (rc !== 0) {
-    throw new FailureError(`ibv_post_${recv ? "recv" : "send"}() failed: errno ${rc}.`);
-  }
-}
-
-/**
- * Bytes a WRITE or SEND may carry inline in its work request (the NIC copies them at post time,
- * with no local memory key to look up), asked for when the QP is created; what the provider
- * granted is read back and used when the message fits, as ib_write_lat does.
- */
-export const INLINE_DATA = 64;
-
-/** Send flags of a WRITE/SEND of `size` bytes on `ep`: signaled, and inline when it fits. */
-function sendFlags(ep: Endpoint, size: number): number {
-  return IBV_SEND.SIGNALED | (size <= ep.qp.maxInlineData ? IBV_SEND.INLINE : 0);
-}
-
-/**
- * One send WR per buffer slot (the two `size`-byte halves of `mr`), built once: a WRITE to the
- * same slot of the peer's buffer at `remote`, or a SEND without it.
- */
-function slotSends(
-  mr: MemoryRegion,
-  size: number,
-  flags: number,
-  remote?: { addr: bigint; rkey: number },
-): WorkRequest[] {
-  return [0, 1].map((s) => {
-    const wr = new WorkRequest("send").local(s, mr, s * size, size);
-    return remote
-      ? wr.op(IBV_WR.RDMA_WRITE, flags, remote.addr + BigInt(s * size), remote.rkey)
-      : wr.op(IBV_WR.SEND, flags);
-  });
 }
 
 /** Client options. */
@@ -351,9 +155,13 @@ async function runClientLoop(
 ): Promise<number[]> {
   const ep = conn.ep;
   const size = o.size;
-  const live = new Liveness(conn, o.timeoutMs, o.cancel);
+  const spin = new Spinner(conn, {
+    timeoutMs: o.timeoutMs,
+    cancel: o.cancel,
+    when: "during the ping",
+    total: o.count,
+  });
   const samples: number[] = [];
-  const counts = { send: 0, recv: 0, recvSlot: 0 };
   // A read sets up its WR each iteration (its source moves with shift(i)).
   const readWr = new WorkRequest("send");
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
@@ -382,52 +190,31 @@ async function runClientLoop(
       );
     } else {
       wr = sends[slot];
-      if (o.op === "send") post(ep, rwr[slot], true);
+      if (o.op === "send") ep.qp.postRecv(rwr[slot].address);
     }
-    const sendsBefore = counts.send;
-    const recvsBefore = counts.recv;
-    live.progress();
-    let spins = 0;
+    const sendsBefore = spin.sends;
+    const recvsBefore = spin.recvs;
+    const sent = () => spin.sends !== sendsBefore;
+    // What ends the timed wait: write spins on the echo's last byte (reaping every 16 spins),
+    // read on its completion, send on the echo's receive. Built before the clock starts.
+    const bytes = rx.bytes;
+    const want = expect[size - 1];
+    const answered = o.op === "write"
+      ? () => Atomics.load(bytes, last) === want
+      : o.op === "read"
+      ? sent
+      : () => spin.recvs !== recvsBefore;
+    const what = o.op === "read" ? "the read completion" : "the echo";
+    const pace = o.op === "write" ? POLL_MEMORY : REAP_EVERY_SPIN;
+    spin.progress();
     const t0 = performance.now();
-    post(ep, wr);
-    if (o.op === "write") {
-      // Spin on the echo's last byte; the CQ (errors, our send completion) every 16 spins.
-      const bytes = rx.bytes;
-      const want = expect[size - 1];
-      while (Atomics.load(bytes, last) !== want) {
-        if ((++spins & 15) !== 0) continue;
-        reap(ep, "during the ping", counts);
-        if ((spins & 4095) === 0) {
-          const y = live.slow("the echo", i, o.count);
-          if (y) await y;
-        }
-      }
-    } else if (o.op === "read") {
-      while (counts.send === sendsBefore) {
-        reap(ep, "during the ping", counts);
-        if ((++spins & 255) === 0) {
-          const y = live.slow("the read completion", i, o.count);
-          if (y) await y;
-        }
-      }
-    } else {
-      while (counts.recv === recvsBefore) {
-        reap(ep, "during the ping", counts);
-        if ((++spins & 255) === 0) {
-          const y = live.slow("the echo", i, o.count);
-          if (y) await y;
-        }
-      }
-    }
+    ep.qp.postSend(wr.address);
+    let wait = spin.until(answered, what, i, pace);
+    if (wait) await wait;
     samples.push(performance.now() - t0);
     // Reap our own send completion before reusing the WR and checking the bytes.
-    while (counts.send === sendsBefore) {
-      reap(ep, "during the ping", counts);
-      if ((++spins & 255) === 0) {
-        const y = live.slow("a send completion", i, o.count);
-        if (y) await y;
-      }
-    }
+    wait = spin.until(sent, "a send completion", i);
+    if (wait) await wait;
     const got = rx.bytes.subarray(off, off + size);
     const bad = firstDifference(got, expect);
     if (bad >= 0) {
@@ -438,209 +225,4 @@ async function runClientLoop(
     }
   }
   return samples;
-}
-
-/** One client the server handled. */
-export interface ServedClient {
-  client: number;
-  op: string;
-  size: number;
-  count: number;
-  verified: number;
-  result: "ok" | "rejected" | "failed";
-  error?: string;
-}
-
-/** Server options. */
-export interface ServeOptions {
-  timeoutMs: number;
-  trace: boolean;
-  cancel: Canceller;
-  /** Stop after this many clients (0: until cancelled). */
-  maxClients: number;
-  note(line: string): void;
-}
-
-/** Serves ping and bw clients one after another until cancelled. */
-export async function serve(listener: Listener, o: ServeOptions): Promise<ServedClient[]> {
-  const served: ServedClient[] = [];
-  for (let n = 1; o.maxClients === 0 || n <= o.maxClients; n++) {
-    const trace = new Trace(o.trace);
-    let hello: Hello | undefined;
-    let mr: MemoryRegion | undefined;
-    let conn: Connection | undefined;
-    const entry: ServedClient = {
-      client: n,
-      op: "?",
-      size: 0,
-      count: 0,
-      verified: 0,
-      result: "ok",
-    };
-    try {
-      conn = await accept(listener, { timeoutMs: o.timeoutMs, trace, cancel: o.cancel }, (pd) => {
-        hello = decodeHello(pd);
-        if (!hello) {
-          entry.error = "not an nvmeof ping client (use --rping for rping)";
-          return { reject: entry.error };
-        }
-        const h = hello;
-        if (h.size < 1 || h.size > 1 << 30) {
-          entry.error = `size ${h.size} out of range`;
-          return { reject: entry.error };
-        }
-        entry.op = h.op;
-        entry.size = h.size;
-        entry.count = h.count;
-        const len = h.op === "read" ? h.size + 251 : h.op === "bw" ? h.size : 2 * h.size;
-        const access = h.op === "read"
-          ? IBV_ACCESS.REMOTE_READ
-          : h.op === "send"
-          ? IBV_ACCESS.LOCAL_WRITE
-          : IBV_ACCESS.LOCAL_WRITE | IBV_ACCESS.REMOTE_WRITE;
-        return {
-          setup: {
-            caps: {
-              maxSendWr: 4,
-              maxRecvWr: 4,
-              maxInlineData: h.op === "write" || h.op === "send" ? INLINE_DATA : 0,
-            },
-            cqe: 16,
-            access: h.op === "read"
-              ? IBV_ACCESS.REMOTE_READ
-              : h.op === "send"
-              ? 0
-              : IBV_ACCESS.REMOTE_WRITE,
-            prepare(ep) {
-              mr = ep.pd.register(len, access);
-              if (h.op === "read") mr.bytes.set(pattern(h.size).subarray(0, len));
-              if (h.op === "write") {
-                // Arm both slots before accepting: the first write may land before ESTABLISHED
-                // is read here, and arming it later would erase it.
-                const pat = pattern(h.size);
-                mr.bytes[h.size - 1] = pat[shift(0) + h.size - 1] ^ 0xff;
-                mr.bytes[2 * h.size - 1] = pat[shift(1) + h.size - 1] ^ 0xff;
-              }
-              if (h.op === "send") {
-                for (let s = 0; s < 2; s++) {
-                  post(ep, new WorkRequest("recv").local(s, mr, s * h.size, h.size), true);
-                }
-              }
-              return encodeHello({ ...h, addr: mr.addr, rkey: mr.rkey, len });
-            },
-          },
-        };
-      });
-      if (!conn) {
-        entry.result = "rejected";
-        o.note(`client ${n}: rejected: ${entry.error}`);
-        served.push(entry);
-        continue;
-      }
-      const h = hello!;
-      o.note(`client ${n}: connected: ${h.op} ${h.size} B × ${h.count}`);
-      if (h.op === "write" || h.op === "send") {
-        entry.verified = await echoLoop(conn, h, mr!, o);
-      }
-      // write and send end with the last echo; read and bw are driven by the client alone,
-      // so their end is the client's DISCONNECTED (its death also ends the connection).
-      const gone = await conn.waitDisconnected(
-        h.op === "write" || h.op === "send" ? o.timeoutMs : 2 ** 31 - 1,
-        o.cancel,
-      );
-      if (!gone) throw new FailureError("The client did not disconnect in time.");
-      if (h.op === "read" || h.op === "bw") entry.verified = h.count;
-      o.note(`client ${n}: ${h.op} ${h.size} B × ${h.count}: ok`);
-    } catch (err) {
-      if ((err as Error).name === "CancelledError") {
-        conn?.close();
-        break;
-      }
-      entry.result = "failed";
-      entry.error = (err as Error).message;
-      // A client killed mid-run takes its QP and memory with it: the next WRITE can fail on them
-      // (IBV_WC_REM_ACCESS_ERR) before its DISCONNECTED is read. Name the cause when it follows.
-      if (
-        err instanceof CompletionError && conn &&
-        await conn.waitDisconnected(2000, o.cancel).catch(() => false)
-      ) {
-        entry.error = `The peer went away during the run: DISCONNECTED, after a work request ` +
-          `failed on its torn-down QP or memory (${wcStatusName(err.status)}).`;
-      }
-      o.note(`client ${n}: failed: ${entry.error}`);
-    } finally {
-      conn?.close();
-      if (trace.enabled) {
-        for (const line of traceLines(trace.steps)) o.note(`client ${n}: ${line}`);
-      }
-    }
-    served.push(entry);
-  }
-  return served;
-}
-
-/** The server half of write and send: wait for iteration i in slot i%2, echo it, check it. */
-async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOptions) {
-  const ep = conn.ep;
-  const size = h.size;
-  const pat = pattern(size);
-  const live = new Liveness(conn, o.timeoutMs, o.cancel);
-  const counts = { send: 0, recv: 0, recvSlot: 0 };
-  const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
-  const bytes = mr.bytes;
-  const flags = sendFlags(ep, size);
-  // Built once so the echo goes out as soon as the client's data is seen.
-  const echoes = slotSends(mr, size, flags, h.op === "write" ? h : undefined);
-  let verified = 0;
-  for (let i = 0; i < h.count; i++) {
-    const slot = i & 1;
-    const off = slot * size;
-    const expect = pat.subarray(shift(i), shift(i) + size);
-    live.progress();
-    let spins = 0;
-    if (h.op === "write") {
-      // Spin on the write's last byte; the CQ (errors, echo completions) every 16 spins.
-      const want = expect[size - 1];
-      while (Atomics.load(bytes, off + size - 1) !== want) {
-        if ((++spins & 15) !== 0) continue;
-        reap(ep, "while serving", counts);
-        if ((spins & 4095) === 0) {
-          const y = live.slow("the next write", i, h.count);
-          if (y) await y;
-        }
-      }
-      // The other slot's echo (i-1) has reached the client, since the client wrote i: re-arm it
-      // before the echo of i lets the client write i+1 there.
-      if (i + 1 < h.count) {
-        bytes[(1 - slot) * size + size - 1] = pat[shift(i + 1) + size - 1] ^ 0xff;
-      }
-      post(ep, echoes[slot]);
-    } else {
-      // Completions of iteration i may have been reaped already while waiting for i-1's echo.
-      while (counts.recv <= i) {
-        reap(ep, "while serving", counts);
-        if ((++spins & 255) === 0) {
-          const y = live.slow("the next send", i, h.count);
-          if (y) await y;
-        }
-      }
-      post(ep, echoes[slot]);
-      post(ep, rwr[slot], true);
-    }
-    const got = bytes.subarray(off, off + size);
-    const bad = firstDifference(got, expect);
-    if (bad >= 0) {
-      throw new FailureError(`Payload mismatch from the client in iteration ${i} at byte ${bad}.`);
-    }
-    verified++;
-    const sends = counts.send;
-    while (counts.send === sends && counts.send < i + 1) {
-      reap(ep, "while serving", counts);
-      if ((++spins & 255) === 0) {
-        const y = live.slow("an echo completion", i, h.count);
-        if (y) await y;
-      }
-    }
-  }
-  return verified;
 }

@@ -17,8 +17,10 @@ import {
   type QpSetup,
   type Trace,
 } from "./connection.ts";
-import { CompletionError, firstDifference, type ServedClient } from "./ping.ts";
-import { type MemoryRegion, WorkRequest } from "./verbs.ts";
+import { checkCompletion, firstDifference } from "./completion.ts";
+import { type ServedClient, serveInTurn, type TurnOptions } from "./serve.ts";
+import type { MemoryRegion } from "./verbs.ts";
+import { WorkRequest } from "./work_request.ts";
 import type { Canceller } from "./wait.ts";
 
 const INFO_SIZE = 16;
@@ -72,10 +74,8 @@ class Completions {
     const cq = this.conn.ep.cq;
     for (;;) {
       const n = cq.poll();
-      if (n < 0) throw new FailureError(`ibv_poll_cq() failed (${n}).`);
       for (let k = 0; k < n; k++) {
-        const st = cq.status(k);
-        if (st !== 0) throw new CompletionError(st, cq.opcode(k), "during rping");
+        checkCompletion(cq, k, "during rping");
         if (cq.opcode(k) & IBV_WC_OPCODE.RECV) {
           this.recvs++;
           this.lastRecvLen = cq.byteLen(k);
@@ -98,11 +98,6 @@ class Completions {
       await this.conn.ep.cq.waitEvent(Math.min(left, 50), this.cancel);
     }
   }
-}
-
-function post(conn: Connection, wr: WorkRequest, recv = false): void {
-  const rc = recv ? conn.ep.qp.postRecv(wr.address) : conn.ep.qp.postSend(wr.address);
-  if (rc !== 0) throw new FailureError(`ibv_post_${recv ? "recv" : "send"}() failed: errno ${rc}.`);
 }
 
 export interface RpingClientOptions {
@@ -140,9 +135,7 @@ export async function rpingClient(o: RpingClientOptions): Promise<RpingResult> {
       send = ep.pd.register(INFO_SIZE, 0);
       start = ep.pd.register(o.size, IBV_ACCESS.REMOTE_READ); // the server reads it
       sink = ep.pd.register(o.size, IBV_ACCESS.LOCAL_WRITE | IBV_ACCESS.REMOTE_WRITE);
-      const rwr = new WorkRequest("recv").local(0, recv, 0, INFO_SIZE);
-      const rc = ep.qp.postRecv(rwr.address);
-      if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
+      ep.qp.postRecv(new WorkRequest("recv").local(0, recv, 0, INFO_SIZE).address);
       return undefined;
     },
   };
@@ -173,12 +166,12 @@ export async function rpingClient(o: RpingClientOptions): Promise<RpingResult> {
       ) {
         encodeInfo(send.bytes, mr.addr, mr.rkey, o.size);
         const recvs = c.recvs;
-        post(conn, swr);
+        conn.ep.qp.postSend(swr.address);
         await c.until(() => c.recvs > recvs, `the go-ahead after ${what} (ping ${ping})`);
         if (c.lastRecvLen !== INFO_SIZE) {
           throw new FailureError(`The server's go-ahead has ${c.lastRecvLen} bytes, not 16.`);
         }
-        post(conn, rwr, true);
+        conn.ep.qp.postRecv(rwr.address);
       }
       const bad = firstDifference(sink.bytes, start.bytes);
       if (bad >= 0) throw new FailureError(`Data mismatch in ping ${ping} at byte ${bad}.`);
@@ -198,119 +191,124 @@ export async function rpingClient(o: RpingClientOptions): Promise<RpingResult> {
   }
 }
 
+/** Options of the rping server. */
+export interface RpingServeOptions extends TurnOptions {
+  /** The largest buffer a client may offer. */
+  size: number;
+  timeoutMs: number;
+  trace: Trace;
+  cancel: Canceller;
+}
+
 /** Serves rping clients (`rping -c`) one after another until cancelled. */
-export async function rpingServe(
-  listener: Listener,
-  o: {
-    size: number;
-    timeoutMs: number;
-    trace: Trace;
-    cancel: Canceller;
-    maxClients: number;
-    note(line: string): void;
-  },
-): Promise<ServedClient[]> {
-  const served: ServedClient[] = [];
-  for (let n = 1; o.maxClients === 0 || n <= o.maxClients; n++) {
-    let recv!: MemoryRegion, send!: MemoryRegion, buf!: MemoryRegion;
+export function rpingServe(listener: Listener, o: RpingServeOptions): Promise<ServedClient[]> {
+  return serveInTurn(o, (entry) => {
+    entry.op = "rping";
     let conn: Connection | undefined;
-    const entry: ServedClient = {
-      client: n,
-      op: "rping",
-      size: 0,
-      count: 0,
-      verified: 0,
-      result: "ok",
-    };
-    try {
-      conn = await accept(listener, {
-        timeoutMs: o.timeoutMs,
-        trace: o.trace,
-        cancel: o.cancel,
-        conn: { responderResources: 1, initiatorDepth: 1 },
-      }, () => ({
-        setup: {
-          caps: { maxSendWr: 16, maxRecvWr: 2 },
-          cqe: 32,
-          access: 0, // the rping client never reads or writes the server's memory
-          prepare(ep) {
-            recv = ep.pd.register(INFO_SIZE, IBV_ACCESS.LOCAL_WRITE);
-            send = ep.pd.register(INFO_SIZE, 0);
-            buf = ep.pd.register(o.size, IBV_ACCESS.LOCAL_WRITE); // RDMA READ lands here
-            const rc = ep.qp.postRecv(new WorkRequest("recv").local(0, recv, 0, INFO_SIZE).address);
-            if (rc !== 0) throw new FailureError(`ibv_post_recv() failed: errno ${rc}.`);
-            return undefined;
+    return {
+      async run() {
+        let bufs: ServerBuffers | undefined;
+        conn = await accept(listener, {
+          timeoutMs: o.timeoutMs,
+          trace: o.trace,
+          cancel: o.cancel,
+          conn: { responderResources: 1, initiatorDepth: 1 },
+        }, () => ({
+          setup: {
+            caps: { maxSendWr: 16, maxRecvWr: 2 },
+            cqe: 32,
+            access: 0, // the rping client never reads or writes the server's memory
+            prepare(ep) {
+              bufs = {
+                recv: ep.pd.register(INFO_SIZE, IBV_ACCESS.LOCAL_WRITE),
+                send: ep.pd.register(INFO_SIZE, 0),
+                buf: ep.pd.register(o.size, IBV_ACCESS.LOCAL_WRITE), // RDMA READ lands here
+              };
+              ep.qp.postRecv(new WorkRequest("recv").local(0, bufs.recv, 0, INFO_SIZE).address);
+              return undefined;
+            },
           },
-        },
-      }));
-      if (!conn) continue;
-      const cn = conn;
-      const c = new Completions(cn, o.timeoutMs, o.cancel);
-      const rwr = new WorkRequest("recv").local(0, recv, 0, INFO_SIZE);
-      const go = new WorkRequest("send").local(0, send, 0, INFO_SIZE).op(
-        IBV_WR.SEND,
-        IBV_SEND.SIGNALED,
-      );
-      const rdma = new WorkRequest("send");
-      let posted = 0; // signaled sends posted: completions arrive in order
-      for (let ping = 0;; ping++) {
-        // Wait for the client's start buffer; its disconnect here is the normal end.
-        try {
-          const r0 = c.recvs;
-          await c.until(() => c.recvs > r0, "the client's start buffer");
-        } catch (err) {
-          if (err instanceof PeerGone) break;
-          throw err;
-        }
-        const src = decodeInfo(recv.bytes);
-        post(cn, rwr, true);
-        if (src.size > o.size) {
-          throw new FailureError(
-            `The client's buffer (${src.size} B) is larger than --size ${o.size}.`,
-          );
-        }
-        entry.size = src.size;
-        rdma.local(ping, buf, 0, src.size).op(
-          IBV_WR.RDMA_READ,
-          IBV_SEND.SIGNALED,
-          src.addr,
-          src.rkey,
-        );
-        post(cn, rdma);
-        const afterRead = ++posted;
-        await c.until(() => c.sends >= afterRead, "the RDMA READ");
-        const r1 = c.recvs;
-        post(cn, go);
-        posted++;
-        await c.until(() => c.recvs > r1, "the client's sink buffer");
-        const dst = decodeInfo(recv.bytes);
-        post(cn, rwr, true);
-        rdma.local(ping, buf, 0, Math.min(src.size, dst.size)).op(
-          IBV_WR.RDMA_WRITE,
-          IBV_SEND.SIGNALED,
-          dst.addr,
-          dst.rkey,
-        );
-        post(cn, rdma);
-        const afterWrite = ++posted;
-        await c.until(() => c.sends >= afterWrite, "the RDMA WRITE");
-        post(cn, go);
-        posted++;
-        entry.count = entry.verified = ping + 1;
-      }
-      o.note(`client ${n}: rping ${entry.size} B × ${entry.count}: ok`);
-    } catch (err) {
-      if ((err as Error).name === "CancelledError") {
+        }));
+        if (!conn) return;
+        await serveRpingClient(conn, bufs!, entry, o);
+        o.note(`client ${entry.client}: rping ${entry.size} B × ${entry.count}: ok`);
+      },
+      end() {
         conn?.close();
-        break;
-      }
-      entry.result = "failed";
-      entry.error = (err as Error).message;
-      o.note(`client ${n}: failed: ${entry.error}`);
-    } finally {
-      conn?.close();
+      },
+    };
+  });
+}
+
+/** The server's registered memory: control messages in and out, and the data buffer. */
+interface ServerBuffers {
+  recv: MemoryRegion;
+  send: MemoryRegion;
+  buf: MemoryRegion;
+}
+
+/**
+ * rping's server loop on one connection: per ping, RDMA-READ the client's start buffer, go-ahead,
+ * RDMA-WRITE it into the client's sink buffer, go-ahead; the client's disconnect while it waits
+ * for the next start buffer is the normal end.
+ */
+async function serveRpingClient(
+  cn: Connection,
+  { recv, send, buf }: ServerBuffers,
+  entry: ServedClient,
+  o: RpingServeOptions,
+): Promise<void> {
+  const c = new Completions(cn, o.timeoutMs, o.cancel);
+  const rwr = new WorkRequest("recv").local(0, recv, 0, INFO_SIZE);
+  const go = new WorkRequest("send").local(0, send, 0, INFO_SIZE).op(
+    IBV_WR.SEND,
+    IBV_SEND.SIGNALED,
+  );
+  const rdma = new WorkRequest("send");
+  let posted = 0; // signaled sends posted: completions arrive in order
+  for (let ping = 0;; ping++) {
+    // Wait for the client's start buffer; its disconnect here is the normal end.
+    try {
+      const r0 = c.recvs;
+      await c.until(() => c.recvs > r0, "the client's start buffer");
+    } catch (err) {
+      if (err instanceof PeerGone) return;
+      throw err;
     }
-    served.push(entry);
+    const src = decodeInfo(recv.bytes);
+    cn.ep.qp.postRecv(rwr.address);
+    if (src.size > o.size) {
+      throw new FailureError(
+        `The client's buffer (${src.size} B) is larger than --size ${o.size}.`,
+      );
+    }
+    entry.size = src.size;
+    rdma.local(ping, buf, 0, src.size).op(
+      IBV_WR.RDMA_READ,
+      IBV_SEND.SIGNALED,
+      src.addr,
+      src.rkey,
+    );
+    cn.ep.qp.postSend(rdma.address);
+    const afterRead = ++posted;
+    await c.until(() => c.sends >= afterRead, "the RDMA READ");
+    const r1 = c.recvs;
+    cn.ep.qp.postSend(go.address);
+    posted++;
+    await c.until(() => c.recvs > r1, "the client's sink buffer");
+    const dst = decodeInfo(recv.bytes);
+    cn.ep.qp.postRecv(rwr.address);
+    rdma.local(ping, buf, 0, Math.min(src.size, dst.size)).op(
+      IBV_WR.RDMA_WRITE,
+      IBV_SEND.SIGNALED,
+      dst.addr,
+      dst.rkey,
+    );
+    cn.ep.qp.postSend(rdma.address);
+    const afterWrite = ++posted;
+    await c.until(() => c.sends >= afterWrite, "the RDMA WRITE");
+    cn.ep.qp.postSend(go.address);
+    posted++;
+    entry.count = entry.verified = ping + 1;
   }
-  return served;
 }

@@ -3,7 +3,8 @@
  * registered with the least access its use needs, freed after deregistration), CompletionQueue
  * with its completion channel, and QueuePair (created in RESET, moved by the caller, so every
  * transition can be observed). The data-path inlines (post_send, post_recv, poll_cq,
- * req_notify_cq) go through ibv_context.ops with prepared NativeCall sites.
+ * req_notify_cq) go through ibv_context.ops with prepared NativeCall sites, and throw NativeError
+ * like every other verb. The work requests they post are in work_request.ts.
  */
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
@@ -16,20 +17,11 @@ import {
   IBV_QP,
   IBV_QP_ATTR as QA,
   IBV_QP_INIT_ATTR as QIA,
-  IBV_RECV_WR,
-  IBV_SEND_WR,
-  IBV_SGE,
   IBV_WC,
 } from "../../ffi/structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { addressOf, checkPointer, checkVerbs, cView, readPointer } from "./native.ts";
-import {
-  type Canceller,
-  setNonblocking,
-  waitReadable,
-  WaitTimeoutError,
-  wouldBlock,
-} from "./wait.ts";
+import { type Canceller, setNonblocking, waitReadable, wouldBlock } from "./wait.ts";
 
 /** The function in slot `offset` of a context's ops table (ibv_context.ops). */
 function opsSlot(ctx: Deno.PointerObject, offset: number, name: string): Deno.PointerObject {
@@ -206,9 +198,14 @@ export class CompletionQueue implements Disposable {
     return this.#ptr;
   }
 
-  /** ibv_poll_cq(cq, capacity, wc): the number of completions now in `wc` (< 0 on error). */
+  /**
+   * ibv_poll_cq(cq, capacity, wc): the number of completions now in `wc` (0 when none). A
+   * negative return is the provider failing: it throws NativeError.
+   */
   poll(): number {
-    return this.#poll.invoke();
+    const n = this.#poll.invoke();
+    if (n < 0) checkVerbs("ibv_poll_cq", n);
+    return n;
   }
 
   /** Status of completion `i` of the last poll. */
@@ -397,16 +394,16 @@ export class QueuePair implements Disposable {
     };
   }
 
-  /** ibv_post_send(qp, wr at `wrAddr`, &bad): 0 or an errno value. */
-  postSend(wrAddr: bigint): number {
+  /** ibv_post_send(qp, wr at `wrAddr`, &bad); throws NativeError with the errno it returned. */
+  postSend(wrAddr: bigint): void {
     this.#postSend.setPointer(1, wrAddr);
-    return this.#postSend.invoke();
+    checkVerbs("ibv_post_send", this.#postSend.invoke());
   }
 
-  /** ibv_post_recv(qp, wr at `wrAddr`, &bad): 0 or an errno value. */
-  postRecv(wrAddr: bigint): number {
+  /** ibv_post_recv(qp, wr at `wrAddr`, &bad); throws NativeError with the errno it returned. */
+  postRecv(wrAddr: bigint): void {
     this.#postRecv.setPointer(1, wrAddr);
-    return this.#postRecv.invoke();
+    checkVerbs("ibv_post_recv", this.#postRecv.invoke());
   }
 
   close(): void {
@@ -419,61 +416,4 @@ export class QueuePair implements Disposable {
   [Symbol.dispose](): void {
     this.close();
   }
-}
-
-/** One work request with its single SGE, in JS memory kept alive by this object. */
-export class WorkRequest {
-  readonly bytes: Uint8Array;
-  readonly view: DataView;
-  readonly address: bigint;
-
-  constructor(kind: "send" | "recv") {
-    const wrSize = kind === "send" ? IBV_SEND_WR.$size : IBV_RECV_WR.$size;
-    this.bytes = new Uint8Array(wrSize + IBV_SGE.$size);
-    this.view = new DataView(this.bytes.buffer);
-    this.address = addressOf(this.bytes);
-    this.view.setBigUint64(IBV_SEND_WR.sg_list, this.address + BigInt(wrSize), true);
-    this.view.setInt32(IBV_SEND_WR.num_sge, 1, true);
-    this.#sge = wrSize;
-  }
-
-  readonly #sge: number;
-
-  /** Sets wr_id and the SGE (local address, length, lkey). */
-  local(wrId: number, mr: MemoryRegion, offset: number, length: number): this {
-    this.view.setBigUint64(IBV_SEND_WR.wr_id, BigInt(wrId), true);
-    this.view.setBigUint64(this.#sge + IBV_SGE.addr, mr.addr + BigInt(offset), true);
-    this.view.setUint32(this.#sge + IBV_SGE.length, length, true);
-    this.view.setUint32(this.#sge + IBV_SGE.lkey, mr.lkey, true);
-    return this;
-  }
-
-  /** Send-side fields: opcode, flags and, for RDMA ops, the remote address and rkey. */
-  op(opcode: number, flags: number, remoteAddr = 0n, rkey = 0): this {
-    this.view.setUint32(IBV_SEND_WR.opcode, opcode, true);
-    this.view.setUint32(IBV_SEND_WR.send_flags, flags, true);
-    this.view.setBigUint64(IBV_SEND_WR["wr.rdma.remote_addr"], remoteAddr, true);
-    this.view.setUint32(IBV_SEND_WR["wr.rdma.rkey"], rkey, true);
-    return this;
-  }
-
-  /** Changes only the SGE length. */
-  setLength(length: number): void {
-    this.view.setUint32(this.#sge + IBV_SGE.length, length, true);
-  }
-
-  /** Changes only the remote address. */
-  setRemote(remoteAddr: bigint): void {
-    this.view.setBigUint64(IBV_SEND_WR["wr.rdma.remote_addr"], remoteAddr, true);
-  }
-
-  /** Chains `next` behind this WR (one post sends both), or ends the chain here. */
-  link(next: WorkRequest | undefined): void {
-    this.view.setBigUint64(IBV_SEND_WR.next, next ? next.address : 0n, true);
-  }
-}
-
-/** Throws a timeout naming what was awaited. */
-export function completionTimeout(what: string, ms: number): never {
-  throw new WaitTimeoutError(`Timed out after ${ms} ms waiting for ${what}.`);
 }

@@ -13,6 +13,7 @@ import {
   IBV_QPS,
   IBV_SEND,
   IBV_WC_OPCODE,
+  IBV_WC_STATUS,
   IBV_WC_STATUS_NAMES,
   IBV_WR,
   NLA_F,
@@ -36,6 +37,7 @@ function enumChecks(): [string, number][] {
   for (const [k, v] of Object.entries(IBV_SEND)) out.push([`IBV_SEND_${k}`, v]);
   for (const [k, v] of Object.entries(IBV_WC_OPCODE)) out.push([`IBV_WC_${k}`, v]);
   IBV_WC_STATUS_NAMES.forEach((n, i) => out.push([`IBV_WC_${n}`, i]));
+  for (const [k, v] of Object.entries(IBV_WC_STATUS)) out.push([`IBV_WC_${k}`, v]);
   out.push(["RDMA_PS_TCP", RDMA_PS_TCP]);
   for (const [k, v] of Object.entries(NLM_F)) out.push([`NLM_F_${k}`, v]);
   for (const [k, v] of Object.entries(NLMSG)) out.push([`NLMSG_${k}`, v]);

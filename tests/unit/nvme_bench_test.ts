@@ -1,6 +1,6 @@
 /**
  * bench's pure parts: the LBA pattern and its check, the buffer access each mode needs, the
- * latency statistics, the flag validation, and the random block source.
+ * latency statistics, the flag validation, the random block source, MDTS and queue sizing.
  */
 import assert from "node:assert/strict";
 import { IBV_ACCESS } from "../../ffi/enums.ts";
@@ -11,10 +11,12 @@ import {
   checkPattern,
   DEFAULT_POLL_MS,
   fillPattern,
-  latencyStats,
   Samples,
   xorshift,
 } from "../../src/nvme/bench.ts";
+import { ioQueueDepth } from "../../src/nvme/bench_run.ts";
+import { type Capabilities, mdtsBytes } from "../../src/nvme/identify.ts";
+import { summarizeLatency } from "../../src/rdma/latency.ts";
 
 Deno.test("pattern words name their block and byte offset, little-endian", () => {
   const buf = new Uint8Array(1024);
@@ -64,16 +66,16 @@ Deno.test("latency stats: min, nearest-rank median and p99, max, mean", () => {
   const s = new Samples();
   for (let i = 100; i >= 1; i--) s.push(i);
   for (let i = 0; i < 5000; i++) s.push(50); // grows past the first chunk
-  const all = latencyStats(s.values());
+  const all = summarizeLatency(s.values());
   assert.equal(all.min, 1);
   assert.equal(all.max, 100);
   assert.equal(all.median, 50);
-  const one = latencyStats(Float64Array.from([3, 1, 2, 4]));
+  const one = summarizeLatency(Float64Array.from([3, 1, 2, 4]));
   assert.deepEqual(one, { min: 1, median: 2, p99: 4, max: 4, mean: 2.5 });
-  const hundred = latencyStats(Float64Array.from({ length: 100 }, (_, i) => i + 1));
+  const hundred = summarizeLatency(Float64Array.from({ length: 100 }, (_, i) => i + 1));
   assert.equal(hundred.p99, 99);
   assert.equal(hundred.median, 50);
-  assert.deepEqual(latencyStats(new Float64Array(0)), {
+  assert.deepEqual(summarizeLatency(new Float64Array(0)), {
     min: 0,
     median: 0,
     p99: 0,
@@ -127,4 +129,16 @@ Deno.test("xorshift is deterministic per seed and covers small ranges", () => {
     seen.add(x % 16);
   }
   assert.equal(seen.size, 16);
+});
+
+Deno.test("MDTS in bytes counts in CAP.MPSMIN pages; 0 is no limit", () => {
+  assert.equal(mdtsBytes(5, undefined), 4096 * 32);
+  assert.equal(mdtsBytes(2, { mpsmin: 1 } as Capabilities), 8192 * 4);
+  assert.equal(mdtsBytes(0, undefined), undefined);
+});
+
+Deno.test("I/O queues open larger than qd, up to --queue-size and CAP.MQES + 1", () => {
+  assert.equal(ioQueueDepth({ qd: 32, queueSize: 128 }, undefined), 128);
+  assert.equal(ioQueueDepth({ qd: 32, queueSize: 128 }, { mqes: 63 } as Capabilities), 64);
+  assert.equal(ioQueueDepth({ qd: 100, queueSize: 128 }, { mqes: 31 } as Capabilities), 100);
 });

@@ -94,7 +94,10 @@ Deno.test("CQE: result, sq head/id, cid, status without the phase bit", () => {
   assert.equal(statusHex(c.status), "0x184");
   assert.match(decodeStatus(0x182, true).name, /CONNECT_INVALID_PARAM/);
   assert.match(decodeStatus(0x002).name, /invalid field/);
-  assert.match(new NvmeStatusError("Connect", 0x4184, true, { hostnqn: "nqn.h" }).hint!, /nqn\.h/);
+  assert.match(
+    new NvmeStatusError("Connect", 0x4184, { fabrics: true, hostnqn: "nqn.h" }).hint!,
+    /nqn\.h/,
+  );
 });
 
 Deno.test("NVMe/RDMA CM request private data: recfmt 0, qid, hrqsize, hsqsize", () => {

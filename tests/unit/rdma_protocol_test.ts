@@ -2,14 +2,9 @@
  * The ping and rping wire formats and the latency statistics, with no device.
  */
 import assert from "node:assert/strict";
-import {
-  decodeHello,
-  encodeHello,
-  firstDifference,
-  latencyStats,
-  pattern,
-  shift,
-} from "../../src/rdma/ping.ts";
+import { latencyStats } from "../../src/rdma/ping.ts";
+import { decodeHello, encodeHello, pattern, shift } from "../../src/rdma/ping_protocol.ts";
+import { firstDifference } from "../../src/rdma/completion.ts";
 import { decodeInfo, encodeInfo, rpingPayload } from "../../src/rdma/rping.ts";
 import { privateText } from "../../src/rdma/connection.ts";
 

@@ -1,0 +1,121 @@
+/**
+ * The busy loops of the ping tool (client and server): spin on memory or on the CQ, reap every
+ * completion (an error status throws), and every so often check that the peer is still there and
+ * let the event loop run, with a bound on time without progress.
+ */
+import { IBV_WC_OPCODE } from "../../ffi/enums.ts";
+import { FailureError } from "../errors.ts";
+import { checkCompletion } from "./completion.ts";
+import type { Connection } from "./connection.ts";
+import type { Canceller } from "./wait.ts";
+
+/** How often a spinning loop reaps the CQ and checks on the peer (masks of the spin count). */
+export interface Pace {
+  /** Reap when `spins & reapMask` is 0. */
+  reapMask: number;
+  /** Then check liveness and maybe yield when `spins & yieldMask` is 0. */
+  yieldMask: number;
+}
+/** Waiting for a completion: reap every spin, check every 256. */
+export const REAP_EVERY_SPIN: Pace = { reapMask: 0, yieldMask: 255 };
+/** Polling memory (like ib_write_lat): the CQ every 16 spins (errors, sends), check every 4096. */
+export const POLL_MEMORY: Pace = { reapMask: 15, yieldMask: 4095 };
+
+/** What a Spinner watches for. */
+export interface SpinOptions {
+  /** Time without progress that ends the run. */
+  timeoutMs: number;
+  cancel?: Canceller;
+  /** Where the completions come from, for CompletionError ("during the ping"). */
+  when: string;
+  /** Iterations of the run, for the messages. */
+  total: number;
+}
+
+/**
+ * Drives the spinning loops of one connection: reaps completions (counting sends and receives,
+ * throwing on an error status), gives up after `timeoutMs` without progress, and every ~50 ms
+ * checks the CM channel for the peer's DISCONNECTED and lets the event loop run (signals,
+ * timers).
+ */
+export class Spinner {
+  /** Send-side and receive completions reaped so far. */
+  sends = 0;
+  recvs = 0;
+  #spins = 0;
+  #deadline = 0;
+  #nextCheck = 0;
+  #moved = true;
+  readonly #conn: Connection;
+  readonly #options: SpinOptions;
+
+  constructor(conn: Connection, options: SpinOptions) {
+    this.#conn = conn;
+    this.#options = options;
+  }
+
+  /** The loop moved on (no clock read: the next check restarts the no-progress bound). */
+  progress(): void {
+    this.#moved = true;
+    this.#spins = 0;
+  }
+
+  /** Reaps what the CQ holds; throws CompletionError on an error status. */
+  reap(): void {
+    const cq = this.#conn.ep.cq;
+    const n = cq.poll();
+    for (let k = 0; k < n; k++) {
+      checkCompletion(cq, k, this.#options.when);
+      if (cq.opcode(k) & IBV_WC_OPCODE.RECV) this.recvs++;
+      else this.sends++;
+    }
+  }
+
+  /**
+   * Spins until `done()` (waiting for `what` in iteration `i`). Returns undefined when it is done
+   * without having had to yield, else a promise of the rest of the wait: the fast path costs no
+   * await (a microtask turn inside the timed round trip).
+   */
+  until(
+    done: () => boolean,
+    what: string,
+    i: number,
+    pace = REAP_EVERY_SPIN,
+  ): Promise<void> | undefined {
+    while (!done()) {
+      if ((++this.#spins & pace.reapMask) !== 0) continue;
+      this.reap();
+      if ((this.#spins & pace.yieldMask) !== 0) continue;
+      const y = this.#slow(what, i);
+      if (y) return y.then(() => this.until(done, what, i, pace));
+    }
+    return undefined;
+  }
+
+  /** Every few hundred spins: a promise to await when the loop should yield. */
+  #slow(what: string, done: number): Promise<void> | undefined {
+    const { timeoutMs, total } = this.#options;
+    const now = performance.now();
+    if (this.#moved) {
+      this.#moved = false;
+      this.#deadline = now + timeoutMs;
+      if (this.#nextCheck === 0) this.#nextCheck = now + 10;
+    }
+    if (now < this.#nextCheck) return undefined;
+    this.#nextCheck = now + 50;
+    this.#options.cancel?.check();
+    const ev = this.#conn.pollEnd();
+    if (ev) {
+      throw new FailureError(
+        `The peer went away during the run: ${ev.name} after ${done} of ${total} iterations.`,
+      );
+    }
+    if (now > this.#deadline) {
+      throw new FailureError(
+        `No progress for ${timeoutMs} ms waiting for ${what} (iteration ${done + 1} of ${total}).`,
+        { hint: "The peer stopped answering; check that it is still running." },
+      );
+    }
+    return new Promise((r) => setTimeout(r, 0));
+  }
+}

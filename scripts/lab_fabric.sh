@@ -110,9 +110,12 @@ node_boot() {
 }
 
 node_pid() { cat "$FDIR/$1/qemu.pid" 2>/dev/null; }
+# node_alive NODE: its qemu runs (a qemu that died and is not reaped yet is a zombie: not alive).
 node_alive() {
-  local pid
-  pid=$(node_pid "$1") && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+  local pid k v state=
+  pid=$(node_pid "$1") && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  while read -r k v _; do [ "$k" = State: ] && state=$v && break; done <"/proc/$pid/status" 2>/dev/null
+  [ "$state" != Z ]
 }
 
 node_console_tail() {

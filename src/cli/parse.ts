@@ -142,7 +142,7 @@ async function parseFlags(
   // much as starting Deno itself, and `--version` or `--help` need no parser.
   const { parseArgs } = await import("node:util");
   const { values, positionals } = parseArgs({
-    args,
+    args: negativeValuesJoined(args, options),
     options: Object.fromEntries(
       Object.entries(options).map(([name, o]) => [name, {
         type: o.type,
@@ -154,6 +154,36 @@ async function parseFlags(
     allowPositionals: true,
   });
   return { values: values as OptionValues, positionals };
+}
+
+/**
+ * ARGS with a negative number after a flag that takes a value joined to it (`-l -1` →
+ * `--ctrl-loss-tmo=-1`), as getopt reads it for nvme-cli: `parseArgs` would take `-1` for a flag
+ * of its own and call the value missing.
+ */
+export function negativeValuesJoined(
+  args: string[],
+  options: Record<string, OptionSpec>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") return out.concat(args.slice(i));
+    const name = a.startsWith("--")
+      ? a.slice(2)
+      : Object.keys(options).find((n) =>
+        options[n].short !== undefined && a === `-${options[n].short}`
+      );
+    const next = args[i + 1];
+    if (
+      name !== undefined && Object.hasOwn(options, name) && options[name].type === "string" &&
+      next !== undefined && /^-\d+$/.test(next)
+    ) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
 }
 
 /**

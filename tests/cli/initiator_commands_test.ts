@@ -237,3 +237,26 @@ Deno.test("every initiator command's help has worked examples", async () => {
     assert.match(r.stdout, new RegExp(`Examples:\\n {2}nvmeof ${cmd}`), cmd);
   }
 });
+
+Deno.test("connect -l -1 (never give up) reaches the option string as ctrl_loss_tmo=-1; -l -2 is refused", async () => {
+  const base = [
+    "connect",
+    "-t",
+    "rdma",
+    "-a",
+    "10.0.0.1",
+    "-n",
+    "nqn.2026-01.io.nvmeof:neg",
+    "--dry-run",
+  ];
+  const env = {
+    LIBNVME_HOSTNQN: "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-000000000042",
+    LIBNVME_HOSTID: "1e4a0000-0000-4000-8000-000000000042",
+  };
+  const ok = await nvmeof([...base, "-l", "-1"], { env });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /ctrl_loss_tmo=-1/);
+  const bad = await nvmeof([...base, "--ctrl-loss-tmo", "-2"], { env });
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /-1 to 2147483647/);
+});

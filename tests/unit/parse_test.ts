@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
 import type { CommandEntry, OptionSpec } from "../../src/cli/command.ts";
 import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
-import { parseInvocation } from "../../src/cli/parse.ts";
+import { negativeValuesJoined, parseInvocation } from "../../src/cli/parse.ts";
 
 const OPTIONS: Record<string, OptionSpec> = {
   force: { type: "boolean", short: "f", description: "a switch" },
@@ -67,4 +67,20 @@ Deno.test("switches alone parse as node's parseArgs parses them", async () => {
 Deno.test("an unknown switch is still a usage error naming it", async () => {
   await assert.rejects(parseInvocation(["cmd", "--nope"], TABLE), /Unknown option '--nope'/);
   await assert.rejects(parseInvocation(["cmd", "-x"], TABLE), /Unknown option '-x'/);
+});
+
+Deno.test("a negative number after a flag that takes a value is its value, as getopt reads nvme-cli's -l -1", () => {
+  const opts = {
+    "ctrl-loss-tmo": { type: "string", short: "l", description: "" },
+    "dry-run": { type: "boolean", description: "" },
+  } as const;
+  assert.deepEqual(negativeValuesJoined(["-l", "-1", "--dry-run"], opts), [
+    "--ctrl-loss-tmo=-1",
+    "--dry-run",
+  ]);
+  assert.deepEqual(negativeValuesJoined(["--ctrl-loss-tmo", "-1"], opts), ["--ctrl-loss-tmo=-1"]);
+  // Not a number, a boolean flag, or after "--": left for the parser to judge.
+  assert.deepEqual(negativeValuesJoined(["-l", "-x"], opts), ["-l", "-x"]);
+  assert.deepEqual(negativeValuesJoined(["--dry-run", "-1"], opts), ["--dry-run", "-1"]);
+  assert.deepEqual(negativeValuesJoined(["--", "-l", "-1"], opts), ["--", "-l", "-1"]);
 });

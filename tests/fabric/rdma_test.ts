@@ -103,60 +103,40 @@ Deno.test("rping -c -V on host2 completes against nvmeof rdma ping --server --rp
   assert.match(s.stderr, /client 2: rping 64 B × 10: ok/);
 });
 
-Deno.test("rdma bw from host1 to the target moves every byte; a server on host1 serves the target the other way", async () => {
-  const srv = nvmeofOn("target", [
-    "rdma",
-    "bw",
-    "--server",
-    "-a",
-    T,
-    "-p",
-    "7305",
-    "--clients",
-    "1",
-  ], {
+/** `rdma bw` from CLIENT to a one-client server on SERVER at ADDR:PORT; the client's JSON. */
+async function bwAcross(
+  server: "target" | "host1",
+  client: "target" | "host1",
+  a: string,
+  port: number,
+  iters: number,
+): Promise<{ bytes: number; bw_mib_s: number }> {
+  const flags = ["-a", a, "-p", String(port)];
+  const srv = nvmeofOn(server, ["rdma", "bw", "--server", ...flags, "--clients", "1"], {
     timeout: 400,
   });
-  await listening("target", 7305);
-  const r = await nvmeofOn("host1", [
+  await listening(server, port);
+  const r = await nvmeofOn(client, [
     "rdma",
     "bw",
-    "-a",
-    T,
-    "-p",
-    "7305",
+    ...flags,
     "--iters",
-    "400",
-    "--size",
-    "65536",
+    String(iters),
     "-o",
     "json",
   ]);
   assert.equal(r.code, 0, r.stderr);
-  const j = JSON.parse(r.stdout);
-  assert.equal(j.bytes, 400 * 65536, r.stdout);
-  assert.ok(j.bw_mib_s > 0, r.stdout);
-  assert.equal((await srv).code, 0);
+  const s = await srv;
+  assert.equal(s.code, 0, s.stderr);
+  return JSON.parse(r.stdout);
+}
 
-  // Reverse: host1 serves, the target is the client.
-  const h = addr("host1", 0);
-  const back = nvmeofOn("host1", [
-    "rdma",
-    "bw",
-    "--server",
-    "-a",
-    h,
-    "-p",
-    "7306",
-    "--clients",
-    "1",
-  ], {
-    timeout: 400,
-  });
-  await listening("host1", 7306);
-  const r2 = await nvmeofOn("target", ["rdma", "bw", "-a", h, "-p", "7306", "--iters", "200"]);
-  assert.equal(r2.code, 0, r2.stderr);
-  assert.equal((await back).code, 0);
+Deno.test("rdma bw from host1 to the target moves every byte; a server on host1 serves the target the other way", async () => {
+  const j = await bwAcross("target", "host1", T, 7305, 400);
+  assert.equal(j.bytes, 400 * 65536);
+  assert.ok(j.bw_mib_s > 0);
+  const back = await bwAcross("host1", "target", addr("host1", 0), 7306, 200);
+  assert.equal(back.bytes, 200 * 65536);
 });
 
 Deno.test("perftest's ib_write_bw and nvmeof rdma bw, side by side across the same link, both move 400 × 64 KiB", async () => {
@@ -176,35 +156,7 @@ Deno.test("perftest's ib_write_bw and nvmeof rdma bw, side by side across the sa
   assert.ok(row, perf.stdout);
   const perfMiB = Number(row.trim().split(/\s+/)[3]);
 
-  const srv = nvmeofOn("target", [
-    "rdma",
-    "bw",
-    "--server",
-    "-a",
-    T,
-    "-p",
-    "7307",
-    "--clients",
-    "1",
-  ], {
-    timeout: 400,
-  });
-  await listening("target", 7307);
-  const ours = await nvmeofOn("host1", [
-    "rdma",
-    "bw",
-    "-a",
-    T,
-    "-p",
-    "7307",
-    "--iters",
-    "400",
-    "-o",
-    "json",
-  ]);
-  assert.equal(ours.code, 0, ours.stderr);
-  assert.equal((await srv).code, 0);
-  const j = JSON.parse(ours.stdout);
+  const j = await bwAcross("target", "host1", T, 7307, 400);
   assert.equal(j.bytes, 400 * 65536);
   console.log(
     `across the wire, 400 × 64 KiB: ib_write_bw ${perfMiB} MiB/s, nvmeof rdma bw ${j.bw_mib_s} MiB/s ` +

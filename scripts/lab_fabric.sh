@@ -129,9 +129,11 @@ node_console_tail() {
 node_wait_ready() {
   local node="$1" bound="$2" start=$SECONDS r=
   while [ $((SECONDS - start)) -lt "$bound" ]; do
-    if [ -f "$FDIR/$node/share/ready" ]; then
-      read -r r <"$FDIR/$node/share/ready"
-      [ "$r" = ready ] && return 0
+    r=
+    [ -f "$FDIR/$node/share/ready" ] && read -r r <"$FDIR/$node/share/ready"
+    # The file can be seen before its word is in it: only "ready" or "failed" decides.
+    [ "$r" = ready ] && return 0
+    if [ "$r" = failed ]; then
       printf 'lab: error: %s booted but its links did not come up\n' "$node" >&2
       node_console_tail "$node"
       return 98

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { bash, nvmeof, ROOT, tempDir } from "../helpers.ts";
+import { snapshot } from "../unit/target_fixtures.ts";
 
 /** A stand-in configfs under `dir` with what `modprobe nvmet` makes. */
 function nvmetRoot(dir: string): string {
@@ -37,23 +38,6 @@ Deno.test("target show into a pipe closed early ends quietly with exit 0", async
 
 const HOST1 = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
 const SUB1 = "nqn.2026-10.pk.nextgen:storage-pool-1";
-
-/** Every entry under `root`: `path -> file text | link target | <dir>`. */
-function snapshot(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string) => {
-    for (const e of Deno.readDirSync(`${root}/${rel}`)) {
-      const p = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isSymlink) out[p] = "-> " + Deno.readLinkSync(`${root}/${p}`);
-      else if (e.isDirectory) {
-        out[p] = "<dir>";
-        walk(p);
-      } else out[p] = Deno.readTextFileSync(`${root}/${p}`);
-    }
-  };
-  walk("");
-  return out;
-}
 
 /** A temporary target: a stand-in tree, a one-subsystem spec, and a runner. */
 async function target() {

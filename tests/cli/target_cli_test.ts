@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { nvmeof, tempDir } from "../helpers.ts";
+import { snapshot } from "../unit/target_fixtures.ts";
 
 const HOST1 = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
 const SUB1 = "nqn.2026-10.pk.nextgen:storage-pool-1";
@@ -18,22 +19,6 @@ interface Lab extends AsyncDisposable {
   spec: string;
   run(args: string[], env?: Record<string, string>): ReturnType<typeof nvmeof>;
   tree(): Record<string, string>;
-}
-
-function snapshot(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string) => {
-    for (const e of Deno.readDirSync(`${root}/${rel}`)) {
-      const p = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isSymlink) out[p] = "-> " + Deno.readLinkSync(`${root}/${p}`);
-      else if (e.isDirectory) {
-        out[p] = "<dir>";
-        walk(p);
-      } else out[p] = Deno.readTextFileSync(`${root}/${p}`);
-    }
-  };
-  walk("");
-  return out;
 }
 
 async function lab(): Promise<Lab> {

@@ -1,5 +1,5 @@
 /** Flags the `target` subcommands share. */
-import { DEFAULT_SPEC_FILE } from "../target/spec.ts";
+import { defaultSpecFile } from "../target/spec.ts";
 
 /** -f FILE: the target spec. */
 export const specFlag = {
@@ -7,7 +7,7 @@ export const specFlag = {
     type: "string" as const,
     short: "f",
     value: "FILE",
-    description: `Target spec, YAML or JSON (default ${DEFAULT_SPEC_FILE})`,
+    description: `Target spec, YAML or JSON (default ${defaultSpecFile()})`,
   },
 };
 

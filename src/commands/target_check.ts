@@ -4,10 +4,10 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { specFlag } from "../cli/target_flags.ts";
 import { specCounts, specWarnings } from "../target/report.ts";
-import { DEFAULT_SPEC_FILE, loadSpecFile } from "../target/spec.ts";
+import { defaultSpecFile, loadSpecFile } from "../target/spec.ts";
 
 async function checkRun(ctx: RunContext): Promise<CommandResult> {
-  const file = (ctx.values.file as string | undefined) ?? DEFAULT_SPEC_FILE;
+  const file = (ctx.values.file as string | undefined) ?? defaultSpecFile();
   const spec = await loadSpecFile(file);
   const warns = specWarnings(spec);
   for (const w of warns) ctx.note(w);

@@ -19,9 +19,9 @@ function absolute(file: string): string {
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const paths = persistPaths();
-  const file = absolute((ctx.values.file as string | undefined) ?? `${paths.etc}/target.yaml`);
   // The unit must not fail at every boot on a spec that is wrong now: validate it first.
-  const { loadSpecFile } = await import("../target/spec.ts");
+  const { defaultSpecFile, loadSpecFile } = await import("../target/spec.ts");
+  const file = absolute((ctx.values.file as string | undefined) ?? defaultSpecFile());
   const spec = await loadSpecFile(file, { checkFiles: ctx.values["skip-device-check"] !== true });
   if (spec.ports.length === 0) {
     throw new FailureError(`The spec '${file}' defines no port, so no host could connect.`, {

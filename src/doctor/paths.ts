@@ -1,9 +1,10 @@
 /**
  * Where the doctor reads the kernel: every root is a parameter so tests point it at temporary
- * trees. The environment overrides the defaults like the initiator's (NVMEOF_SYSFS, NVMEOF_DEV,
- * NVMEOF_ETC_NVME) plus NVMEOF_PROC and NVMEOF_LIB_MODULES; configfs comes from --configfs.
+ * trees. The host's roots come from src/paths.ts (NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME,
+ * NVMEOF_PROC, NVMEOF_LIB_MODULES); configfs comes from --configfs.
  */
-import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/paths.ts";
+import { hostPaths } from "../paths.ts";
 
 /** The roots the checks read. */
 export interface DoctorPaths extends FabricsPaths {
@@ -20,10 +21,6 @@ export function doctorPaths(
   configfs: string,
   env: (name: string) => string | undefined = Deno.env.get,
 ): DoctorPaths {
-  return {
-    ...fabricsPaths(env),
-    proc: env("NVMEOF_PROC") || "/proc",
-    libModules: env("NVMEOF_LIB_MODULES") || "/lib/modules",
-    configfs,
-  };
+  const { sysfs, dev, etcNvme, proc, libModules } = hostPaths(env);
+  return { sysfs, dev, etcNvme, proc, libModules, configfs };
 }

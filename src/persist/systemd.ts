@@ -7,6 +7,7 @@
  * and nvme-cli's nvmf-autoconnect.service (oneshot, after network-online, before remote-fs-pre),
  * facts §4.1–4.2; the ports of a target are retried because their IP may appear late (facts §8.8).
  */
+import { HOST_PATH_DEFAULTS } from "../paths.ts";
 import { FailureError } from "../errors.ts";
 import type { PersistPaths } from "./paths.ts";
 import type { SelfPath } from "./self.ts";
@@ -22,7 +23,7 @@ export const WANTED_BY = "multi-user.target";
 export const DEFAULT_RETRY_FOR = 120;
 
 const DEFAULT_SYSTEMD_DIR = "/etc/systemd/system";
-const DEFAULT_ETC = "/etc/nvmeof";
+const DEFAULT_ETC = HOST_PATH_DEFAULTS.etc.default;
 
 /**
  * One ExecStart= word, quoted the way systemd.service(5) reads it: `%` is a specifier and `$` an

@@ -11,6 +11,7 @@
  * A queue does not say which subsystem it serves, so removing a port, a subsystem linked to a
  * port, or such a link is refused while the port has connected hosts.
  */
+import { hostPaths } from "../paths.ts";
 import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
 import { listDir, readText } from "../fabrics/kfs.ts";
 import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
@@ -52,8 +53,8 @@ export function kernelSourceOptions(
   env: (name: string) => string | undefined = Deno.env.get,
 ): KernelSourceOptions {
   return {
-    proc: env("NVMEOF_PROC") || "/proc",
-    sysfs: env("NVMEOF_SYSFS") || "/sys",
+    proc: hostPaths(env).proc,
+    sysfs: hostPaths(env).sysfs,
     rdma: !standin,
   };
 }
@@ -75,7 +76,7 @@ function read(path: string): string | undefined {
 }
 
 /** Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers. */
-export function subsystemHosts(subnqn: string, sysfs = "/sys"): string[] {
+export function subsystemHosts(subnqn: string, sysfs = hostPaths().sysfs): string[] {
   const hosts = new Set<string>();
   const dbg = `${sysfs}/kernel/debug/nvmet/${subnqn}`;
   for (const c of list(dbg)) {

@@ -6,6 +6,7 @@ import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/native.ts";
 import { readText } from "../fabrics/kfs.ts";
 import { EnvironmentError } from "../errors.ts";
+import { hostPaths } from "../paths.ts";
 
 /** The kernel module that serves each transport type. */
 export const TRANSPORT_MODULES: Record<string, string> = {
@@ -33,7 +34,7 @@ function run(cmd: string, args: string[]): { ok: boolean; stderr: string } {
 
 function isConfigfsMounted(dir: string): boolean {
   try {
-    return readText("/proc/mounts", 1 << 20).split("\n").some((l) => {
+    return readText(`${hostPaths().proc}/mounts`, 1 << 20).split("\n").some((l) => {
       const f = l.split(" ");
       return f[1] === dir && f[2] === "configfs";
     });
@@ -139,7 +140,7 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
   if (options.prepare) {
     for (const t of new Set(options.transports ?? [])) {
       const mod = TRANSPORT_MODULES[t];
-      if (!mod || exists(`/sys/module/${mod.replaceAll("-", "_")}`)) continue;
+      if (!mod || exists(`${hostPaths().sysfs}/module/${mod.replaceAll("-", "_")}`)) continue;
       if (!isRoot()) {
         throw new EnvironmentError(
           `Module ${mod} (for ${t} ports) is not loaded and loading it needs root.`,

@@ -5,6 +5,7 @@
  */
 import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
+import { hostPaths } from "../paths.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES, SPEC_TOP_KEYS } from "./schema.ts";
 import { isObj, SpecContext } from "./validate/context.ts";
 import { validateHosts } from "./validate/hosts.ts";
@@ -200,7 +201,7 @@ export async function loadSpecFile(
       message: err instanceof InputError
         ? err.reason
         : `cannot be read: ${(err as Error).message}.`,
-      fix: path === DEFAULT_SPEC_FILE
+      fix: path === defaultSpecFile()
         ? "Write a spec there, or pass -f FILE, or use the one-line form (--nqn --device --traddr)."
         : "Check the path given with -f.",
     }]);
@@ -209,5 +210,7 @@ export async function loadSpecFile(
   return validateSpec(await parseSpecText(text, source), { ...options, source });
 }
 
-/** Where `target up/down/check` look without -f. */
-export const DEFAULT_SPEC_FILE = "/etc/nvmeof/target.yaml";
+/** Where `target up/down/check/enable` look without -f: target.yaml in NVMEOF_ETC (/etc/nvmeof). */
+export function defaultSpecFile(env: (name: string) => string | undefined = Deno.env.get): string {
+  return `${hostPaths(env).etc}/target.yaml`;
+}

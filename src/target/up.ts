@@ -12,7 +12,7 @@ import { lockTarget, openNvmet, requireRoot, standinMode } from "./env.ts";
 import { type OneLineInput, oneLineSpec } from "./one_line.ts";
 import { checkPruneByEmptySpec, describeStep, planDown, planUp } from "./plan.ts";
 import { type PlanResult, planResult, specCounts, specWarnings } from "./report.ts";
-import { DEFAULT_SPEC_FILE, loadSpecFile, type TargetSpec } from "./spec.ts";
+import { defaultSpecFile, loadSpecFile, type TargetSpec } from "./spec.ts";
 
 const EMPTY: LiveTree = { hosts: [], subsystems: [], ports: [] };
 
@@ -37,7 +37,7 @@ export interface TargetRunOptions {
 
 /** What `target up` applies: a spec file, or the one-line form. */
 export interface UpRequest {
-  /** The spec file (default DEFAULT_SPEC_FILE) unless oneLine is given. */
+  /** The spec file (default: defaultSpecFile()) unless oneLine is given. */
   file?: string;
   oneLine?: OneLineInput;
   prune: boolean;
@@ -66,7 +66,7 @@ function refuseAuthWithoutSupport(spec: TargetSpec, live: LiveTree): void {
 /** Makes nvmet match the spec (see `nvmeof target up --help`); returns what it did. */
 export async function targetUp(req: UpRequest, options: TargetRunOptions): Promise<PlanResult> {
   const { dryRun, note } = options;
-  const file = req.file ?? DEFAULT_SPEC_FILE;
+  const file = req.file ?? defaultSpecFile();
   // File specs are validated before anything else happens (no module load, no lock).
   const fromFile = req.oneLine ? undefined : await loadSpecFile(file);
   if (!dryRun) requireRoot();
@@ -102,7 +102,7 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
 /** What `target down` removes: everything, or a spec file's objects. */
 export interface DownRequest {
   all: boolean;
-  /** The spec file (default DEFAULT_SPEC_FILE) unless all. */
+  /** The spec file (default: defaultSpecFile()) unless all. */
   file?: string;
 }
 
@@ -111,7 +111,7 @@ export async function targetDown(req: DownRequest, options: TargetRunOptions): P
   const { dryRun, note } = options;
   const spec = req.all
     ? undefined
-    : await loadSpecFile(req.file ?? DEFAULT_SPEC_FILE, { checkFiles: false });
+    : await loadSpecFile(req.file ?? defaultSpecFile(), { checkFiles: false });
   if (!dryRun) requireRoot();
   using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
   const io = openNvmet(options.configfs, { prepare: false });

@@ -182,6 +182,22 @@ Deno.test("target check validates only: exit 0 with counts, exit 1 with problems
   assert.match(bad.stderr, /line \d+, column \d+: /);
 });
 
+Deno.test("without -f, target check and up read target.yaml in NVMEOF_ETC", async () => {
+  await using l = await lab();
+  const etc = `${l.dir}/etc`;
+  Deno.mkdirSync(etc);
+  Deno.copyFileSync(l.spec, `${etc}/target.yaml`);
+  const check = await l.run(["target", "check", "-o", "json"], { NVMEOF_ETC: etc });
+  assert.equal(check.code, 0, check.stderr);
+  assert.equal(JSON.parse(check.stdout).file, `${etc}/target.yaml`);
+  const up = await l.run(["target", "up", "--dry-run"], { NVMEOF_ETC: etc });
+  assert.equal(up.code, 0, up.stderr);
+  assert.match(up.stdout, /^Would apply the spec with \d+ step\(s\)/);
+  const missing = await l.run(["target", "check"], { NVMEOF_ETC: `${l.dir}/nowhere` });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, new RegExp(`'${l.dir}/nowhere/target.yaml'`));
+});
+
 Deno.test("the one-line form sets up a subsystem, is idempotent, and reuses the port of its address", async () => {
   await using l = await lab();
   const args = [

@@ -61,7 +61,7 @@ const nqn = (description: string): Schema => ({
   not: { const: DISCOVERY_NQN },
 });
 
-/** An integer field: a number in range, or the same as a digit string. */
+/** An integer field: a number in range, or the same as a digit string (the integer first). */
 export function int(min: number, max: number, description: string, dflt?: number): Schema {
   return {
     description,
@@ -174,10 +174,10 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
       },
       firmware: printable(8, "Firmware revision, 1 to 8 printable ASCII characters."),
       ieee_oui: {
-        description: "IEEE OUI, 24-bit hex (0xABCDEF).",
+        description: "IEEE OUI, 24-bit hex (0xABCDEF), read as written (text first: a text field).",
         anyOf: [
           { type: "string", pattern: "^(0x)?[0-9a-fA-F]{1,6}$" },
-          { type: "integer", minimum: 0, maximum: 999999 },
+          { type: "integer", minimum: 0, maximum: 0xffffff },
         ],
       },
       cntlid_min: int(1, 0xffef, "Lowest controller ID handed out."),
@@ -260,6 +260,31 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
     ],
   },
 };
+
+/**
+ * Whether a field's schema takes text: a string, or alternatives whose first is a string (an
+ * integer field lists the integer first; see int()).
+ */
+function isTextField(s: Schema): boolean {
+  return s.type === "string" || s.anyOf?.[0]?.type === "string";
+}
+
+/**
+ * Keys whose values are text, whatever YAML would make of them: `version: 1.10`, `serial: 0123`
+ * and `ieee_oui: 0xABCDEF` are read as written, not as the numbers 1.1, 123 and 11259375.
+ */
+export const SPEC_TEXT_KEYS: ReadonlySet<string> = new Set(
+  Object.values(SPEC_DEFS).flatMap((d) =>
+    Object.entries(d.properties).filter(([, s]) => isTextField(s)).map(([k]) => k)
+  ),
+);
+
+/** Keys whose values are lists of text (NQNs): `hosts` and a port's `subsystems`. */
+export const SPEC_TEXT_LIST_KEYS: ReadonlySet<string> = new Set(
+  Object.values(SPEC_DEFS).flatMap((d) =>
+    Object.entries(d.properties).filter(([, s]) => s.items && isTextField(s.items)).map(([k]) => k)
+  ),
+);
 
 /** The top-level keys of a spec. */
 export const SPEC_TOP_KEYS = ["hosts", "subsystems", "ports"] as const;

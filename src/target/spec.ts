@@ -6,7 +6,13 @@
 import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { hostPaths } from "../paths.ts";
-import { DISCOVERY_NQN, NQN_MAX_BYTES, SPEC_TOP_KEYS } from "./schema.ts";
+import {
+  DISCOVERY_NQN,
+  NQN_MAX_BYTES,
+  SPEC_TEXT_KEYS,
+  SPEC_TEXT_LIST_KEYS,
+  SPEC_TOP_KEYS,
+} from "./schema.ts";
 import { isObj, SpecContext } from "./validate/context.ts";
 import { validateHosts } from "./validate/hosts.ts";
 import { validatePorts } from "./validate/ports.ts";
@@ -112,7 +118,7 @@ export class SpecError extends FailureError {
  * on first use, not at start-up: it is most of the program's start time otherwise.
  */
 export async function parseSpecText(text: string, source: string): Promise<unknown> {
-  const { parseDocument } = await import("yaml");
+  const { isScalar, isSeq, parseDocument, visit } = await import("yaml");
   // logLevel "error": a warning (a mapping used as a key) must not reach stderr; the key then
   // fails validation as unknown.
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, logLevel: "error" });
@@ -140,6 +146,23 @@ export async function parseSpecText(text: string, source: string): Promise<unkno
       fix: "Remove what follows the end marker, or the marker itself: a spec is one document.",
     }]);
   }
+  // Text fields keep the text written in the file: YAML would read `version: 1.10` as 1.1,
+  // `serial: 0123` as 123 and `ieee_oui: 0xABCDEF` as 11259375.
+  const asText = (node: unknown) => {
+    if (!isScalar(node) || typeof node.source !== "string") return;
+    const v = node.value;
+    if (typeof v === "number" || typeof v === "bigint" || typeof v === "boolean") {
+      node.value = node.source;
+    }
+  };
+  visit(doc, {
+    Pair(_, pair) {
+      const key = isScalar(pair.key) ? pair.key.value : undefined;
+      if (typeof key !== "string") return;
+      if (SPEC_TEXT_KEYS.has(key)) asText(pair.value);
+      else if (SPEC_TEXT_LIST_KEYS.has(key) && isSeq(pair.value)) pair.value.items.forEach(asText);
+    },
+  });
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
   } catch (err) {

@@ -551,3 +551,29 @@ Deno.test("without nvmet and no configfs mount point, up is an environment error
   assert.deepEqual(JSON.parse(show.stdout), { hosts: [], subsystems: [], ports: [] });
   assert.match(show.stderr, /nvmet is not loaded/);
 });
+
+Deno.test("target up writes ieee_oui, version and serial as the file spells them, unquoted", async () => {
+  await using l = await lab();
+  Deno.writeTextFileSync(
+    l.spec,
+    `subsystems:
+  - nqn: ${SUB1}
+    allow_any_host: true
+    serial: 0123
+    version: 1.10
+    ieee_oui: 0xABCDEF
+    namespaces:
+      - nsid: 1
+        device: ${l.dev[0]}
+`,
+  );
+  const r = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(r.code, 0, r.stderr);
+  const t = l.tree();
+  const attr = (name: string) => t[`subsystems/${SUB1}/attr_${name}`]?.trim();
+  assert.equal(attr("serial"), "0123");
+  assert.equal(attr("version"), "1.10");
+  assert.equal(attr("ieee_oui"), "0xabcdef");
+  const again = await l.run(["target", "up", "-f", l.spec, "-o", "json"]);
+  assert.deepEqual(JSON.parse(again.stdout).steps, []);
+});

@@ -85,3 +85,44 @@ Deno.test("JSON is accepted as a spec", async () => {
   const raw = await parseSpecText(JSON.stringify({ hosts: [{ nqn: HOST1 }] }), "x");
   assert.equal(validateSpec(raw).hosts[0].nqn, HOST1);
 });
+
+Deno.test("text fields keep what the file says, however YAML would type it", async () => {
+  const raw = await parseSpecText(
+    `subsystems:
+  - nqn: ${SUB1}
+    serial: 0123
+    model: 1e3
+    version: 1.10
+    firmware: 2.0
+    ieee_oui: 0xABCDEF
+    namespaces:
+      - nsid: 1
+        device: /dev/null
+        nguid: 12345678901234567890123456789012
+ports:
+  - id: 1
+    traddr: 10.77.0.1
+    trsvcid: 4420
+    subsystems: [${SUB1}]
+`,
+    "'t.yaml'",
+  );
+  const spec = validateSpec(raw, { checkFiles: false });
+  const s = spec.subsystems[0];
+  assert.deepEqual(
+    [s.serial, s.model, s.version, s.firmware, s.ieee_oui],
+    ["0123", "1e3", "1.10", "2.0", "0xabcdef"],
+  );
+  assert.equal(s.namespaces[0].nguid, "12345678901234567890123456789012");
+  // Numbers stay numbers where the spec wants one.
+  assert.equal(s.namespaces[0].nsid, 1);
+  assert.equal(spec.ports[0].id, 1);
+  assert.equal(spec.ports[0].trsvcid, "4420");
+});
+
+Deno.test("a quoted or unquoted host NQN list item is the same text", async () => {
+  const raw = await parseSpecText(`hosts: [0x10, "0x10"]\n`, "'t.yaml'") as {
+    hosts: unknown[];
+  };
+  assert.deepEqual(raw.hosts, ["0x10", "0x10"]);
+});

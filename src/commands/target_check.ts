@@ -23,8 +23,10 @@ async function checkRun(ctx: RunContext): Promise<CommandResult> {
 export const targetCheckCommand: CommandDetails = {
   description: `
 Runs every check 'target up' runs before its first write: syntax (with line and column), unknown
-keys, NQN form and length, duplicates, devices, addresses, service ids, key files and their modes.
-Each problem names its spec path and the fix. Exit 0 when valid, 1 when not.`,
+keys, NQNs (length, the discovery NQN, characters nvmet refuses), duplicates, devices, addresses,
+service ids, key files and their modes. Each problem names its spec path and the fix. Exit 0 when
+valid, 1 when not. Warns, without failing, of allow_any_host and of NQNs nvmet accepts that are
+not of the nqn.<yyyy-mm>.<reverse-domain>[:<name>] form (nvmetcli's 'testnqn').`,
   options: { ...specFlag },
   examples: [
     "nvmeof target check -f /etc/nvmeof/target.yaml",

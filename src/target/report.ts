@@ -1,6 +1,7 @@
 /** What `target up`, `down` and `check` report: counts, warnings, and a plan as data and text. */
 import { describeStep, type Step, stepData } from "./plan.ts";
 import type { TargetSpec } from "./spec.ts";
+import { isNqnForm } from "./values.ts";
 
 /** How many of each object a spec holds. */
 export function specCounts(spec: TargetSpec): Record<string, number> {
@@ -12,12 +13,23 @@ export function specCounts(spec: TargetSpec): Record<string, number> {
   };
 }
 
-/** What in a valid spec deserves a second look (any host may connect). */
+/** What in a valid spec deserves a second look (any host may connect, an NQN of no standard form). */
 export function specWarnings(spec: TargetSpec): string[] {
-  return spec.subsystems.filter((s) => s.allow_any_host).map((s) =>
-    `warning: subsystem '${s.nqn}' allows any host to connect (allow_any_host: true); ` +
-    "list the hosts instead unless every host on the fabric may use it."
-  );
+  const nqns = new Set([
+    ...spec.subsystems.map((s) => s.nqn),
+    ...spec.hosts.map((h) => h.nqn),
+    ...spec.subsystems.flatMap((s) => s.hosts),
+  ]);
+  return [
+    ...spec.subsystems.filter((s) => s.allow_any_host).map((s) =>
+      `warning: subsystem '${s.nqn}' allows any host to connect (allow_any_host: true); ` +
+      "list the hosts instead unless every host on the fabric may use it."
+    ),
+    ...[...nqns].filter((n) => !isNqnForm(n)).map((n) =>
+      `warning: NQN '${n}' is not of the form nqn.<yyyy-mm>.<reverse-domain>[:<name>]; nvmet ` +
+      "accepts it, but the NVMe specification asks for that form."
+    ),
+  ];
 }
 
 /** The result of `target up` or `down`: the steps (secrets masked), and whether they ran. */

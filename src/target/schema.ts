@@ -44,11 +44,13 @@ export type Schema = {
 /** The longest NQN a Linux host can connect to (`nqnlen >= NVMF_NQN_SIZE (223)` is EINVAL). */
 export const NQN_MAX_BYTES = 222;
 /**
- * nqn.<yyyy-mm>.<reverse-domain>[:<name>], without '/' (it names a configfs directory),
- * whitespace or control characters.
+ * What nvmet takes as an NQN: any name without '/' (it names a configfs directory), whitespace
+ * or control characters. nvmetcli's examples use `testnqn`; the kernel refuses only the
+ * discovery NQN.
  */
-export const NQN_PATTERN =
-  "^nqn\\.\\d{4}-(0[1-9]|1[0-2])\\.[^:/\\s\\u0000-\\u001f\\u007f]+(:[^/\\s\\u0000-\\u001f\\u007f]+)?$";
+export const NQN_PATTERN = "^[^/\\s\\u0000-\\u001f\\u007f]+$";
+/** The form the NVMe base specification asks for: nqn.<yyyy-mm>.<reverse-domain>[:<name>]. */
+export const NQN_FORM_PATTERN = "^nqn\\.\\d{4}-(0[1-9]|1[0-2])\\.[^:]+(:.+)?$";
 /** The discovery subsystem's well-known NQN. */
 export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 

@@ -2,7 +2,7 @@
  * Checks of single values of the target spec: NQNs, IP addresses, UUIDs and NGUIDs. The section
  * validators, the one-line form and the plan share them.
  */
-import { DISCOVERY_NQN, NQN_MAX_BYTES, NQN_PATTERN } from "./schema.ts";
+import { DISCOVERY_NQN, NQN_FORM_PATTERN, NQN_MAX_BYTES, NQN_PATTERN } from "./schema.ts";
 
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
 export function nqnProblem(nqn: string): string | undefined {
@@ -15,10 +15,16 @@ export function nqnProblem(nqn: string): string | undefined {
   if (nqn.includes("/")) return "contains '/', which cannot be a configfs directory name.";
   // deno-lint-ignore no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(nqn)) return "contains whitespace or control characters.";
-  if (!new RegExp(NQN_PATTERN, "u").test(nqn)) {
-    return "is not of the form nqn.<yyyy-mm>.<reverse-domain>[:<name>].";
-  }
+  if (!new RegExp(NQN_PATTERN, "u").test(nqn)) return "cannot be an nvmet object name.";
   return undefined;
+}
+
+/**
+ * Whether an NQN has the form the NVMe specification asks for (nqn.<yyyy-mm>.<domain>[:<name>]);
+ * nvmet accepts others (nvmetcli's `testnqn`), so this is worth a warning, not a refusal.
+ */
+export function isNqnForm(nqn: string): boolean {
+  return nqn === "" || new RegExp(NQN_FORM_PATTERN, "u").test(nqn);
 }
 
 /** The IPv4 dotted quad check the kernel's inet_pton4 applies. */

@@ -252,7 +252,7 @@ Deno.test("the one-line form needs an explicit host choice (usage error, exit 2)
     "target",
     "up",
     "--nqn",
-    "bad",
+    "bad nqn",
     "--device",
     l.dev[0],
     "--traddr",
@@ -260,7 +260,7 @@ Deno.test("the one-line form needs an explicit host choice (usage error, exit 2)
     "--allow-any-host",
   ]);
   assert.equal(r2.code, 1);
-  assert.match(r2.stderr, /--nqn: NQN 'bad' is not of the form/);
+  assert.match(r2.stderr, /--nqn: NQN 'bad nqn' contains whitespace/);
 });
 
 Deno.test("target show round-trips: up of its output changes nothing", async () => {
@@ -576,4 +576,54 @@ Deno.test("target up writes ieee_oui, version and serial as the file spells them
   assert.equal(attr("ieee_oui"), "0xabcdef");
   const again = await l.run(["target", "up", "-f", l.spec, "-o", "json"]);
   assert.deepEqual(JSON.parse(again.stdout).steps, []);
+});
+
+Deno.test("NQNs nvmet accepts (nvmetcli's 'testnqn') import, check with a warning, and apply", async () => {
+  await using l = await lab();
+  const file = `${l.dir}/loop.json`;
+  // The shape of nvmetcli's loop example: a non-nqn.-form NQN, empty address fields.
+  Deno.writeTextFileSync(
+    file,
+    JSON.stringify({
+      hosts: [],
+      ports: [{
+        addr: { adrfam: "", traddr: "", treq: "not specified", trsvcid: "", trtype: "loop" },
+        portid: 1,
+        referrals: [],
+        subsystems: ["testnqn"],
+      }],
+      subsystems: [{
+        allowed_hosts: [],
+        attr: { allow_any_host: "1" },
+        namespaces: [{
+          device: { nguid: "ef90689c-6c46-d44c-89c1-4067801309a8", path: l.dev[0] },
+          enable: 1,
+          nsid: 1,
+        }],
+        nqn: "testnqn",
+      }],
+    }),
+  );
+  const imported = await l.run(["target", "import", "--from-nvmetcli", file]);
+  assert.equal(imported.code, 0, imported.stderr);
+  Deno.writeTextFileSync(l.spec, imported.stdout);
+  const check = await l.run(["target", "check", "-f", l.spec, "-o", "json"]);
+  assert.equal(check.code, 0, check.stderr);
+  assert.match(check.stderr, /warning: NQN 'testnqn' is not of the form nqn\./);
+  const up = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(up.code, 0, up.stderr);
+  assert.match(l.tree()["ports/1/subsystems/testnqn"], /^-> .*\/subsystems\/testnqn$/);
+  const disc = await l.run([
+    "target",
+    "up",
+    "--nqn",
+    "nqn.2014-08.org.nvmexpress.discovery",
+    "--device",
+    l.dev[1],
+    "--trtype",
+    "loop",
+    "--allow-any-host",
+  ]);
+  assert.equal(disc.code, 1);
+  assert.match(disc.stderr, /is the discovery NQN/);
 });

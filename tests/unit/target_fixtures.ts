@@ -88,10 +88,10 @@ export const BAD_SPECS: Array<[string, Mutate, string, RegExp]> = [
     /not a known key/,
   ],
   [
-    "NQN without nqn. prefix",
-    (s) => (s.subsystems[0].nqn = "storage-pool-1"),
+    "NQN with whitespace",
+    (s) => (s.subsystems[0].nqn = "storage pool 1"),
     "subsystems[0].nqn",
-    /not of the form nqn\./,
+    /contains whitespace or control characters/,
   ],
   [
     "NQN longer than 222 bytes",
@@ -179,9 +179,9 @@ export const BAD_SPECS: Array<[string, Mutate, string, RegExp]> = [
   ],
   [
     "host NQN invalid",
-    (s) => (s.subsystems[0].hosts = ["host1"]),
+    (s) => (s.subsystems[0].hosts = ["host/1"]),
     "subsystems[0].hosts[0]",
-    /not of the form/,
+    /contains '\/'/,
   ],
   [
     "duplicate port id",

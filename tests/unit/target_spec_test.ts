@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { specWarnings } from "../../src/target/report.ts";
 import { parseSpecText, SpecError, validateSpec } from "../../src/target/spec.ts";
 import { BAD_SPECS, devices, HOST1, SUB1, SUB2, twoSubsystemSpec } from "./target_fixtures.ts";
 
@@ -38,7 +39,7 @@ for (const [name, mutate, path, message] of BAD_SPECS) {
 Deno.test("validation reports every problem at once, not just the first", () => {
   using dev = devices(3);
   const spec = twoSubsystemSpec(dev);
-  spec.subsystems[0].nqn = "bad";
+  spec.subsystems[0].nqn = "bad/nqn";
   spec.ports[0].trsvcid = 0;
   spec.subsystems[1].namespaces[0].device = "/nope/nope";
   const paths = problems(spec).map((p) => p.path);
@@ -125,4 +126,22 @@ Deno.test("a quoted or unquoted host NQN list item is the same text", async () =
     hosts: unknown[];
   };
   assert.deepEqual(raw.hosts, ["0x10", "0x10"]);
+});
+
+Deno.test("any NQN nvmet takes is valid; only the form is warned about", () => {
+  const spec = validateSpec({
+    hosts: ["hostnqn-1"],
+    subsystems: [{ nqn: "nvmet-always", hosts: ["hostnqn-1"] }, { nqn: SUB1 }],
+  });
+  assert.deepEqual(spec.subsystems.map((s) => s.nqn), ["nvmet-always", SUB1]);
+  assert.deepEqual(specWarnings(spec), [
+    "warning: NQN 'nvmet-always' is not of the form nqn.<yyyy-mm>.<reverse-domain>[:<name>]; " +
+    "nvmet accepts it, but the NVMe specification asks for that form.",
+    "warning: NQN 'hostnqn-1' is not of the form nqn.<yyyy-mm>.<reverse-domain>[:<name>]; " +
+    "nvmet accepts it, but the NVMe specification asks for that form.",
+  ]);
+  assert.match(
+    problems({ subsystems: [{ nqn: "nqn.2014-08.org.nvmexpress.discovery" }] })[0].message,
+    /is the discovery NQN/,
+  );
 });

@@ -16,7 +16,13 @@ export function treeToSpec(tree: LiveTree): Record<string, unknown> {
       allow_any_host: s.attr.allow_any_host === "1",
     };
     if (s.allowed_hosts.length) out.hosts = s.allowed_hosts;
-    for (const k of ["serial", "model"] as const) if (s.attr[k]) out[k] = s.attr[k];
+    // Every attribute the spec has, so that `up` of the output on an empty tree makes the same.
+    for (const k of ["serial", "model", "version", "firmware", "ieee_oui"] as const) {
+      if (s.attr[k]) out[k] = s.attr[k];
+    }
+    for (const k of ["cntlid_min", "cntlid_max"] as const) {
+      if (s.attr[k] && /^\d+$/.test(s.attr[k])) out[k] = Number(s.attr[k]);
+    }
     out.namespaces = s.namespaces.map((n) => {
       const ns: Record<string, unknown> = { nsid: n.nsid, device: n.device_path };
       if (n.device_uuid && !ZERO.test(n.device_uuid)) ns.uuid = n.device_uuid;

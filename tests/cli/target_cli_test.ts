@@ -627,3 +627,57 @@ Deno.test("NQNs nvmet accepts (nvmetcli's 'testnqn') import, check with a warnin
   assert.equal(disc.code, 1);
   assert.match(disc.stderr, /is the discovery NQN/);
 });
+
+Deno.test("target show keeps every subsystem attribute: its output rebuilds the same target", async () => {
+  await using l = await lab();
+  Deno.writeTextFileSync(
+    l.spec,
+    stringify({
+      hosts: [{ nqn: HOST1 }],
+      subsystems: [{
+        nqn: SUB1,
+        hosts: [HOST1],
+        serial: "0123",
+        model: "Lab Array",
+        version: "1.10",
+        firmware: "fw-7",
+        ieee_oui: "0xabcdef",
+        cntlid_min: 10,
+        cntlid_max: 20,
+        namespaces: [{ nsid: 1, device: l.dev[0] }],
+      }],
+      ports: [{ id: 1, trtype: "rdma", traddr: "10.77.0.1", subsystems: [SUB1] }],
+    }),
+  );
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const before = l.tree();
+  const shown = await l.run(["target", "show", "-o", "json"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  const sub = JSON.parse(shown.stdout).subsystems[0];
+  assert.deepEqual(
+    [
+      sub.serial,
+      sub.model,
+      sub.version,
+      sub.firmware,
+      sub.ieee_oui,
+      sub.cntlid_min,
+      sub.cntlid_max,
+    ],
+    ["0123", "Lab Array", "1.10", "fw-7", "0xabcdef", 10, 20],
+  );
+  const file = `${l.dir}/shown.yaml`;
+  Deno.writeTextFileSync(file, (await l.run(["target", "show"])).stdout);
+  const same = await l.run(["target", "up", "-f", file, "-o", "json"]);
+  assert.deepEqual(JSON.parse(same.stdout).steps, [], "show output re-applied plans nothing");
+  assert.equal((await l.run(["target", "down", "--all"])).code, 0);
+  const rebuilt = await l.run(["target", "up", "-f", file]);
+  assert.equal(rebuilt.code, 0, rebuilt.stderr);
+  const after = l.tree();
+  for (
+    const k of ["serial", "model", "version", "firmware", "ieee_oui", "cntlid_min", "cntlid_max"]
+  ) {
+    const f = `subsystems/${SUB1}/attr_${k}`;
+    assert.equal(after[f], before[f], f);
+  }
+});

@@ -159,9 +159,9 @@ export interface BusyReport {
 }
 
 /**
- * The ports and subsystems the plan's steps remove or cut off. A link removed and made again in
- * the same plan (a port whose address changes is unlinked, changed and relinked) is a change,
- * not a removal.
+ * The ports and subsystems the plan's steps remove or cut off. A link or a port removed and made
+ * again in the same plan (a port whose address changes is unlinked, changed and relinked; one whose
+ * transport changes is made anew) is a change, not a removal.
  */
 export function affected(
   live: LiveTree,
@@ -170,8 +170,10 @@ export function affected(
   const subsystems: string[] = [];
   const portIds = new Set<number>();
   const relinked = new Set(steps.filter((s) => s.op === "link").map((s) => s.path));
+  const remade = new Set(steps.filter((s) => s.op === "mkdir").map((s) => s.path));
   for (const s of steps) {
     if (s.op === "unlink" && relinked.has(s.path)) continue;
+    if (s.op === "rmdir" && remade.has(s.path)) continue;
     let m = /^subsystems\/([^/]+)$/.exec(s.path);
     if (s.op === "rmdir" && m) {
       subsystems.push(m[1]);

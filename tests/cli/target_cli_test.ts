@@ -681,3 +681,28 @@ Deno.test("target show keeps every subsystem attribute: its output rebuilds the 
     assert.equal(after[f], before[f], f);
   }
 });
+
+Deno.test("target up --prune of a port as another trtype leaves none of its old address", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  assert.equal(l.tree()["ports/1/addr_traddr"].trim(), "10.77.0.1");
+  const loop = {
+    hosts: [{ nqn: HOST1 }],
+    subsystems: [{ nqn: SUB1, hosts: [HOST1], namespaces: [{ nsid: 1, device: l.dev[0] }] }],
+    ports: [{ id: 1, trtype: "loop", subsystems: [SUB1] }],
+  };
+  Deno.writeTextFileSync(l.spec, stringify(loop));
+  const r = await l.run(["target", "up", "--prune", "-f", l.spec]);
+  assert.equal(r.code, 0, r.stderr);
+  const t = l.tree();
+  assert.equal(t["ports/1/addr_trtype"].trim(), "loop");
+  for (const f of ["addr_traddr", "addr_trsvcid", "addr_adrfam"]) {
+    assert.equal(t[`ports/1/${f}`].trim(), "", f);
+  }
+  assert.deepEqual(
+    Object.keys(t).filter((k) => k.startsWith("ports/1/subsystems/")),
+    [`ports/1/subsystems/${SUB1}`],
+  );
+  const again = await l.run(["target", "up", "--prune", "-f", l.spec, "-o", "json"]);
+  assert.deepEqual(JSON.parse(again.stdout).steps, []);
+});

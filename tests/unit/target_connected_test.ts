@@ -130,6 +130,15 @@ Deno.test("affected: removing a subsystem concerns the ports linked to it; remov
   assert.deepEqual(affected(LIVE, ns), { ports: [], subsystems: [] });
 });
 
+Deno.test("affected: a port removed and made again in one plan (a new trtype) is a change", () => {
+  const remade: Step[] = [
+    { op: "rmdir", path: "ports/3" },
+    { op: "mkdir", path: "ports/3" },
+    { op: "write", path: "ports/3/addr_trtype", value: "loop", old: "" },
+  ];
+  assert.deepEqual(affected(LIVE, remade), { ports: [], subsystems: [] });
+});
+
 Deno.test("busyReport reads RDMA only for rdma ports and TCP only for tcp ports", () => {
   let rdmaReads = 0;
   let tcpReads = 0;

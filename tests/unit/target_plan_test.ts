@@ -216,3 +216,39 @@ Deno.test("describeStep shows each step as one line, with the old value and neve
     ],
   );
 });
+
+Deno.test("a port re-applied as another trtype is made anew: no old address stays, links come back", () => {
+  using dev = devices(3);
+  using io = standin();
+  const raw = twoSubsystemSpec(dev);
+  applyPlan(io, planUp(readTree(io), validateSpec(raw)));
+  raw.ports[0] = { id: 1, trtype: "loop", subsystems: [SUB1, SUB2] };
+  const steps = planUp(readTree(io), validateSpec(raw), { prune: true });
+  assert.equal(find(steps, "rmdir", /^ports\/1$/) < find(steps, "mkdir", /^ports\/1$/), true);
+  applyPlan(io, steps);
+  const port = readTree(io).ports[0];
+  assert.equal(port.attr.addr_trtype, "loop");
+  assert.equal(port.attr.addr_traddr ?? "", "");
+  assert.equal(port.attr.addr_trsvcid ?? "", "");
+  assert.equal(port.attr.addr_adrfam ?? "", "");
+  assert.deepEqual(port.subsystems.toSorted(), [SUB1, SUB2].toSorted());
+  assert.deepEqual(planUp(readTree(io), validateSpec(raw), { prune: true }), []);
+});
+
+Deno.test("a port changing from rdma to tcp keeps its address and links but nothing of rdma", () => {
+  using dev = devices(3);
+  using io = standin();
+  const raw = twoSubsystemSpec(dev);
+  raw.ports[0].inline_data_size = 8192;
+  applyPlan(io, planUp(readTree(io), validateSpec(raw)));
+  delete raw.ports[0].inline_data_size;
+  raw.ports[0].trtype = "tcp";
+  applyPlan(io, planUp(readTree(io), validateSpec(raw)));
+  const port = readTree(io).ports[0];
+  assert.deepEqual(
+    [port.attr.addr_trtype, port.attr.addr_traddr, port.attr.addr_trsvcid],
+    ["tcp", "10.77.0.1", "4420"],
+  );
+  assert.notEqual(port.attr.param_inline_data_size, "8192");
+  assert.equal(port.subsystems.length, 2);
+});

@@ -6,18 +6,42 @@ import { type LivePort, nvmetPath } from "../../configfs/nvmet.ts";
 import type { PortSpec } from "../spec.ts";
 import { portAttrs, sameAttr } from "./attrs.ts";
 import type { PlanOptions } from "./options.ts";
-import { unlinkPort } from "./remove.ts";
+import { removePort, unlinkPort } from "./remove.ts";
 import type { Step } from "./step.ts";
 
-/** Steps that make port `p` match; `cur` is the live port with its number, if any. */
+/** Address attributes a port keeps from its past unless they are written (none can be cleared). */
+const ADDRESS_ATTRS = ["addr_adrfam", "addr_traddr", "addr_trsvcid"];
+
+/**
+ * Whether the live port must be made anew to match: its transport changes, or it holds an address
+ * the spec's port has none of (a loop port). nvmet refuses an empty address, so a stale one can only
+ * go with the port.
+ */
+function needsRemake(p: PortSpec, cur: LivePort): boolean {
+  const want = portAttrs(p);
+  if (cur.attr.addr_trtype && cur.attr.addr_trtype !== want.addr_trtype) return true;
+  return ADDRESS_ATTRS.some((a) => want[a] === undefined && (cur.attr[a] ?? "") !== "");
+}
+
+/**
+ * Steps that make port `p` match; `cur` is the live port with its number, if any. A port whose
+ * transport changes is removed and made again (its links with it).
+ */
 export function planPort(
   p: PortSpec,
   options: Pick<PlanOptions, "prune"> & { cur?: LivePort },
 ): Step[] {
-  const { cur } = options;
   const steps: Step[] = [];
+  let cur = options.cur;
   const name = cur?.name ?? p.id;
   const dir = nvmetPath.port(name);
+  // The links the port had are kept unless pruned, also when the port is made anew.
+  const linked = cur?.subsystems ?? [];
+  const keep = linked.filter((s) => p.subsystems.includes(s) || !options.prune);
+  if (cur && needsRemake(p, cur)) {
+    removePort(steps, cur);
+    cur = undefined;
+  }
   if (!cur) steps.push({ op: "mkdir", path: dir });
   const writes: Step[] = [];
   for (const [f, v] of Object.entries(portAttrs(p))) {
@@ -26,10 +50,8 @@ export function planPort(
       writes.push({ op: "write", path: `${dir}/${f}`, value: v, old: old ?? "" });
     }
   }
-  const linked = cur?.subsystems ?? [];
-  const keep = linked.filter((s) => p.subsystems.includes(s) || !options.prune);
-  const relinkAll = writes.length > 0;
-  for (const s of linked) {
+  const relinkAll = writes.length > 0 || !cur;
+  for (const s of cur?.subsystems ?? []) {
     if (relinkAll || !keep.includes(s)) steps.push(unlinkPort(name, s));
   }
   steps.push(...writes);

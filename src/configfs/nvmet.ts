@@ -44,6 +44,23 @@ export const ANA_STATES = [
   "change",
 ] as const;
 
+/**
+ * Attributes some kernels lack, by file name: the first Linux that has them (and the option it
+ * needs), for "needs Linux ≥ X" messages. Debian's 6.1 was probed in the lab: it has attr_qid_max,
+ * attr_pi_enable, ana_grpid and ana_groups, and none of these.
+ */
+export const ATTRIBUTE_SINCE: Record<string, string> = {
+  attr_firmware: "Linux 6.2",
+  attr_ieee_oui: "Linux 6.2",
+  addr_tsas: "Linux 6.7",
+  param_max_queue_size: "Linux 6.9",
+  resv_enable: "Linux 6.13",
+  dhchap_key: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+  dhchap_ctrl_key: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+  dhchap_hash: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+  dhchap_dhgroup: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+};
+
 /** Referral attributes, as file names, in write order (all before `enable`). */
 export const REFERRAL_ATTRS = [
   "addr_trtype",

@@ -230,7 +230,7 @@ export class StandinConfigfs extends DirectoryConfigfs {
     }
     super.write(path, value.replace(/\n$/, "") + "\n");
     // Setting the transport resets its security type (nvmet_port_init_tsas_*): none for tcp.
-    if (p[0] === "ports" && p.length === 3 && name === "addr_trtype") {
+    if (p[0] === "ports" && p.length === 3 && name === "addr_trtype" && this.#kernel !== "6.1") {
       super.write(`ports/${p[1]}/addr_tsas`, value.trim() === "tcp" ? "none\n" : "reserved\n");
     }
   }

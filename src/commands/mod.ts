@@ -90,27 +90,27 @@ export const COMMANDS: CommandEntry[] = [
       {
         name: "up",
         summary: "Make nvmet configfs match a spec: create or change only what differs",
-        load: () => import("./target.ts").then((m) => m.targetUpCommand),
+        load: () => import("./target_up.ts").then((m) => m.targetUpCommand),
       },
       {
         name: "down",
         summary: "Remove what a spec describes (or everything) from nvmet configfs",
-        load: () => import("./target.ts").then((m) => m.targetDownCommand),
+        load: () => import("./target_down.ts").then((m) => m.targetDownCommand),
       },
       {
         name: "show",
         summary: "Print the live nvmet tree as a spec (YAML; -o json; -o nvmetcli)",
-        load: () => import("./target.ts").then((m) => m.targetShowCommand),
+        load: () => import("./target_show.ts").then((m) => m.targetShowCommand),
       },
       {
         name: "check",
         summary: "Validate a spec without touching configfs",
-        load: () => import("./target.ts").then((m) => m.targetCheckCommand),
+        load: () => import("./target_check.ts").then((m) => m.targetCheckCommand),
       },
       {
         name: "import",
         summary: "Convert nvmetcli's saved JSON to a target spec",
-        load: () => import("./target.ts").then((m) => m.targetImportCommand),
+        load: () => import("./target_import.ts").then((m) => m.targetImportCommand),
       },
       {
         name: "enable",

@@ -13,7 +13,7 @@ import { decodeLog, encodeLog } from "../../src/fabrics/discovery_log.ts";
 import { decodeRdmaCmAccept, decodeRdmaCmReject } from "../../src/nvme/capsule.ts";
 import { validateSaved } from "../../src/persist/connections.ts";
 import { importConfigJson, importDiscoveryConf } from "../../src/persist/nvme_cli.ts";
-import { nvmetcliToSpec } from "../../src/target/show.ts";
+import { nvmetcliToSpec } from "../../src/target/nvmetcli.ts";
 import { parseSpecText, validateSpec } from "../../src/target/spec.ts";
 import { HOST1, SUB1, SUB2 } from "./target_fixtures.ts";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { quote } from "../../src/errors.ts";
 import { firstInvalidUtf8, INPUT_MAX_BYTES, InputError, readInputText } from "../../src/input.ts";
-import { loadNvmetcliFile, nvmetcliToSpec } from "../../src/target/show.ts";
+import { loadNvmetcliFile, nvmetcliToSpec } from "../../src/target/nvmetcli.ts";
 import {
   loadSpecFile,
   parseSpecText,

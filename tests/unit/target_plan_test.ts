@@ -5,26 +5,41 @@ import { describeStep, planDown, planUp, type Step } from "../../src/target/plan
 import { validateSpec } from "../../src/target/spec.ts";
 import { devices, HOST1, HOST2, standin, SUB1, SUB2, twoSubsystemSpec } from "./target_fixtures.ts";
 
-const lines = (steps: Step[]) => steps.map((s) => describeStep(s).replace(/\s+/g, " "));
+// Steps are compared as data; describeStep's wording has its own test at the end.
+const mkdir = (path: string): Step => ({ op: "mkdir", path });
+const write = (path: string, value: string, old?: string): Step => ({
+  op: "write",
+  path,
+  value,
+  ...(old !== undefined ? { old } : {}),
+});
+const link = (path: string, target: string): Step => ({ op: "link", path, target });
+const unlink = (path: string, target: string): Step => ({ op: "unlink", path, target });
+/** The index of the first step of `op` whose path matches `re`. */
+const find = (steps: Step[], op: Step["op"], re: RegExp) =>
+  steps.findIndex((s) => s.op === op && re.test(s.path));
 
 Deno.test("plan from an empty tree creates in the kernel's order: hosts, subsystems, namespaces, ports, links", () => {
   using dev = devices(3);
   using io = standin();
   const steps = planUp(readTree(io), validateSpec(twoSubsystemSpec(dev)));
-  const idx = (re: RegExp) => lines(steps).findIndex((l) => re.test(l));
-  assert.equal(idx(/^mkdir hosts\//), 0);
-  assert.ok(idx(/^mkdir subsystems\/[^/]+$/) > idx(/^mkdir hosts\//));
-  assert.ok(idx(/namespaces\/1\/device_path/) > idx(/^mkdir subsystems\/[^/]+\/namespaces\/1$/));
-  assert.ok(idx(/namespaces\/1\/enable = '1'/) > idx(/namespaces\/1\/device_path/));
-  assert.ok(idx(/^mkdir ports\/1$/) > idx(/allowed_hosts/));
-  assert.ok(idx(/^link ports\/1\/subsystems/) > idx(/addr_trsvcid/));
+  assert.equal(find(steps, "mkdir", /^hosts\//), 0);
+  assert.ok(find(steps, "mkdir", /^subsystems\/[^/]+$/) > find(steps, "mkdir", /^hosts\//));
+  const enable = steps.findIndex((s) =>
+    s.op === "write" && /namespaces\/1\/enable$/.test(s.path) && s.value === "1"
+  );
+  const devicePath = find(steps, "write", /namespaces\/1\/device_path$/);
+  assert.ok(devicePath > find(steps, "mkdir", /^subsystems\/[^/]+\/namespaces\/1$/));
+  assert.ok(enable > devicePath);
+  assert.ok(find(steps, "mkdir", /^ports\/1$/) > find(steps, "link", /allowed_hosts/));
+  assert.ok(find(steps, "link", /^ports\/1\/subsystems/) > find(steps, "write", /addr_trsvcid$/));
   assert.ok(
-    idx(/addr_trtype/) < idx(/addr_adrfam/),
+    find(steps, "write", /addr_trtype$/) < find(steps, "write", /addr_adrfam$/),
     "trtype first: writing it resets other fields",
   );
   // allow_any_host only for the subsystem that asks for it
-  assert.deepEqual(lines(steps).filter((l) => /attr_allow_any_host/.test(l)), [
-    `write subsystems/${SUB2}/attr_allow_any_host = '1' (was '0')`,
+  assert.deepEqual(steps.filter((s) => /attr_allow_any_host$/.test(s.path)), [
+    write(`subsystems/${SUB2}/attr_allow_any_host`, "1", "0"),
   ]);
 });
 
@@ -42,12 +57,12 @@ Deno.test("a changed namespace device is disabled, changed, re-enabled; nothing 
   const raw = twoSubsystemSpec(dev);
   applyPlan(io, planUp(readTree(io), validateSpec(raw)));
   raw.subsystems[0].namespaces[1].device = dev[3];
-  const steps = lines(planUp(readTree(io), validateSpec(raw)));
+  const steps = planUp(readTree(io), validateSpec(raw));
   const ns = `subsystems/${SUB1}/namespaces/2`;
   assert.deepEqual(steps, [
-    `write ${ns}/enable = '0' (was '1')`,
-    `write ${ns}/device_path = '${dev[3]}' (was '${dev[1]}')`,
-    `write ${ns}/enable = '1' (was '0')`,
+    write(`${ns}/enable`, "0", "1"),
+    write(`${ns}/device_path`, dev[3], dev[1]),
+    write(`${ns}/enable`, "1", "0"),
   ]);
 });
 
@@ -58,12 +73,12 @@ Deno.test("a port whose address changes is unlinked, changed and relinked", () =
   applyPlan(io, planUp(readTree(io), validateSpec(raw)));
   raw.ports[0].traddr = "10.77.0.2";
   const steps = planUp(readTree(io), validateSpec(raw));
-  assert.deepEqual(lines(steps), [
-    `unlink ports/1/subsystems/${SUB1}`,
-    `unlink ports/1/subsystems/${SUB2}`,
-    `write ports/1/addr_traddr = '10.77.0.2' (was '10.77.0.1')`,
-    `link ports/1/subsystems/${SUB1} -> subsystems/${SUB1}`,
-    `link ports/1/subsystems/${SUB2} -> subsystems/${SUB2}`,
+  assert.deepEqual(steps, [
+    unlink(`ports/1/subsystems/${SUB1}`, `subsystems/${SUB1}`),
+    unlink(`ports/1/subsystems/${SUB2}`, `subsystems/${SUB2}`),
+    write("ports/1/addr_traddr", "10.77.0.2", "10.77.0.1"),
+    link(`ports/1/subsystems/${SUB1}`, `subsystems/${SUB1}`),
+    link(`ports/1/subsystems/${SUB2}`, `subsystems/${SUB2}`),
   ]);
   applyPlan(io, steps); // the stand-in refuses port writes while linked: the order must be right
   assert.equal(io.read("ports/1/addr_traddr"), "10.77.0.2");
@@ -95,9 +110,9 @@ Deno.test("switching to allow_any_host removes the host links before the write t
   raw.subsystems[0].hosts = [];
   raw.subsystems[0].allow_any_host = true;
   const steps = planUp(readTree(io), validateSpec(raw));
-  assert.deepEqual(lines(steps), [
-    `unlink subsystems/${SUB1}/allowed_hosts/${HOST1}`,
-    `write subsystems/${SUB1}/attr_allow_any_host = '1' (was '0')`,
+  assert.deepEqual(steps, [
+    unlink(`subsystems/${SUB1}/allowed_hosts/${HOST1}`, `hosts/${HOST1}`),
+    write(`subsystems/${SUB1}/attr_allow_any_host`, "1", "0"),
   ]);
   applyPlan(io, steps);
 });
@@ -108,9 +123,9 @@ Deno.test("adding a host to a subsystem only links it (and creates the host entr
   const raw = twoSubsystemSpec(dev);
   applyPlan(io, planUp(readTree(io), validateSpec(raw)));
   raw.subsystems[0].hosts.push(HOST2);
-  assert.deepEqual(lines(planUp(readTree(io), validateSpec(raw))), [
-    `mkdir hosts/${HOST2}`,
-    `link subsystems/${SUB1}/allowed_hosts/${HOST2} -> hosts/${HOST2}`,
+  assert.deepEqual(planUp(readTree(io), validateSpec(raw)), [
+    mkdir(`hosts/${HOST2}`),
+    link(`subsystems/${SUB1}/allowed_hosts/${HOST2}`, `hosts/${HOST2}`),
   ]);
 });
 
@@ -120,10 +135,9 @@ Deno.test("down removes in reverse order and leaves nvmet empty", () => {
   const spec = validateSpec(twoSubsystemSpec(dev));
   applyPlan(io, planUp(readTree(io), spec));
   const steps = planDown(readTree(io), { spec });
-  const l = lines(steps);
-  assert.match(l[0], /^unlink ports\/1\/subsystems\//);
-  assert.ok(l.indexOf("rmdir ports/1") < l.findIndex((x) => x.startsWith("rmdir subsystems/")));
-  assert.equal(l[l.length - 1], `rmdir hosts/${HOST1}`);
+  assert.equal(find(steps, "unlink", /^ports\/1\/subsystems\//), 0);
+  assert.ok(find(steps, "rmdir", /^ports\/1$/) < find(steps, "rmdir", /^subsystems\//));
+  assert.deepEqual(steps[steps.length - 1], { op: "rmdir", path: `hosts/${HOST1}` });
   applyPlan(io, steps);
   assert.deepEqual(readTree(io), { hosts: [], subsystems: [], ports: [] });
 });
@@ -165,17 +179,40 @@ Deno.test("buffered_io is set before enable, and changing it disables the namesp
   using io = standin();
   const raw = twoSubsystemSpec(dev);
   raw.subsystems[1].namespaces[0].buffered_io = true;
-  const first = lines(planUp(readTree(io), validateSpec(raw)));
+  const first = planUp(readTree(io), validateSpec(raw));
   const ns = `subsystems/${SUB2}/namespaces/1`;
-  assert.ok(
-    first.indexOf(`write ${ns}/buffered_io = '1' (was '0')`) <
-      first.indexOf(`write ${ns}/enable = '1' (was '0')`),
-  );
+  const at = (step: Step) => first.findIndex((s) => JSON.stringify(s) === JSON.stringify(step));
+  assert.ok(at(write(`${ns}/buffered_io`, "1", "0")) >= 0);
+  assert.ok(at(write(`${ns}/buffered_io`, "1", "0")) < at(write(`${ns}/enable`, "1", "0")));
   applyPlan(io, planUp(readTree(io), validateSpec(raw)));
   raw.subsystems[1].namespaces[0].buffered_io = false;
-  assert.deepEqual(lines(planUp(readTree(io), validateSpec(raw))), [
-    `write ${ns}/enable = '0' (was '1')`,
-    `write ${ns}/buffered_io = '0' (was '1')`,
-    `write ${ns}/enable = '1' (was '0')`,
+  assert.deepEqual(planUp(readTree(io), validateSpec(raw)), [
+    write(`${ns}/enable`, "0", "1"),
+    write(`${ns}/buffered_io`, "0", "1"),
+    write(`${ns}/enable`, "1", "0"),
   ]);
+});
+
+Deno.test("describeStep shows each step as one line, with the old value and never a secret", () => {
+  const steps: Step[] = [
+    mkdir("hosts/h"),
+    { op: "rmdir", path: "ports/1", restore: [["addr_trtype", "rdma"]] },
+    write("ports/1/addr_traddr", "10.0.0.2", "10.0.0.1"),
+    write("ports/1/addr_trtype", "tcp"),
+    { op: "write", path: "hosts/h/dhchap_key", value: "DHHC-1:00:x:", old: "y", secret: true },
+    link("ports/1/subsystems/s", "subsystems/s"),
+    unlink("ports/1/subsystems/s", "subsystems/s"),
+  ];
+  assert.deepEqual(
+    steps.map(describeStep),
+    [
+      "mkdir  hosts/h",
+      "rmdir  ports/1",
+      "write  ports/1/addr_traddr = '10.0.0.2'  (was '10.0.0.1')",
+      "write  ports/1/addr_trtype = 'tcp'",
+      "write  hosts/h/dhchap_key = (secret)",
+      "link   ports/1/subsystems/s -> subsystems/s",
+      "unlink ports/1/subsystems/s",
+    ],
+  );
 });

@@ -1,0 +1,52 @@
+/** A configfs step of a plan, and how it is shown to people and in JSON (secrets masked). */
+
+/** One configfs operation. Paths are relative to the nvmet root. */
+export type Step =
+  | { op: "mkdir"; path: string }
+  | {
+    op: "rmdir";
+    path: string;
+    /** Attribute writes that recreate the object if the run is rolled back. */
+    restore?: Array<[string, string]>;
+  }
+  | {
+    op: "write";
+    path: string;
+    value: string;
+    /** The value before, written back on rollback (absent: nothing to restore). */
+    old?: string;
+    /** The value is a secret: never shown. */
+    secret?: boolean;
+  }
+  | { op: "link"; path: string; target: string }
+  | { op: "unlink"; path: string; target: string };
+
+/** A step as one line for people (secrets masked). */
+export function describeStep(s: Step): string {
+  switch (s.op) {
+    case "mkdir":
+      return `mkdir  ${s.path}`;
+    case "rmdir":
+      return `rmdir  ${s.path}`;
+    case "write": {
+      const v = s.secret ? "(secret)" : `'${s.value}'`;
+      const was = s.secret || s.old === undefined ? "" : `  (was '${s.old}')`;
+      return `write  ${s.path} = ${v}${was}`;
+    }
+    case "link":
+      return `link   ${s.path} -> ${s.target}`;
+    case "unlink":
+      return `unlink ${s.path}`;
+  }
+}
+
+/** A step as JSON-safe data (secrets masked). */
+export function stepData(s: Step): Record<string, unknown> {
+  if (s.op === "write") {
+    return s.secret
+      ? { op: s.op, path: s.path, value: "(secret)", secret: true }
+      : { op: s.op, path: s.path, value: s.value, ...(s.old !== undefined ? { old: s.old } : {}) };
+  }
+  if (s.op === "link" || s.op === "unlink") return { op: s.op, path: s.path, target: s.target };
+  return { op: s.op, path: s.path };
+}

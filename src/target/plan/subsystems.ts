@@ -1,0 +1,164 @@
+/**
+ * Plans one subsystem: its attributes, its namespaces (a namespace whose device, uuid or nguid
+ * changes is disabled, changed, re-enabled) and its allowed hosts.
+ */
+import { type LiveNamespace, type LiveSubsystem, nvmetPath } from "../../configfs/nvmet.ts";
+import { derivedNamespaceUuid, derivedSerial } from "../identity.ts";
+import type { NamespaceSpec, SubsystemSpec } from "../spec.ts";
+import { sameAttr, sameUuid, subsystemAttrs } from "./attrs.ts";
+import type { PlanOptions } from "./options.ts";
+import { removeNamespace } from "./remove.ts";
+import type { Step } from "./step.ts";
+
+/** Writes of the attributes that differ; a new subsystem also gets its derived serial. */
+function planSubsystemAttrs(s: SubsystemSpec, cur: LiveSubsystem | undefined): Step[] {
+  const dir = nvmetPath.subsystem(s.nqn);
+  const steps: Step[] = [];
+  const attrs = subsystemAttrs(s);
+  // A new subsystem gets a serial that is the same on every boot (identity.ts); one that exists
+  // keeps whatever serial it has unless the spec names one.
+  if (!cur && attrs.serial === undefined) attrs.serial = derivedSerial(s.nqn);
+  for (const [k, v] of Object.entries(attrs)) {
+    const old = cur?.attr[k];
+    if (!sameAttr(k, old, v)) {
+      steps.push({
+        op: "write",
+        path: `${dir}/attr_${k}`,
+        value: v,
+        ...(old !== undefined ? { old } : {}),
+      });
+    }
+  }
+  return steps;
+}
+
+/** Steps that make namespace `ns` of subsystem `subnqn` match; `was` is the live one, if any. */
+export function planNamespace(
+  ns: NamespaceSpec,
+  options: { subnqn: string; was?: LiveNamespace },
+): Step[] {
+  const { subnqn, was } = options;
+  const steps: Step[] = [];
+  const nsDir = nvmetPath.namespace(subnqn, was?.name ?? ns.nsid);
+  const writes: Step[] = [];
+  if (!was || was.device_path !== ns.device) {
+    writes.push({
+      op: "write",
+      path: `${nsDir}/device_path`,
+      value: ns.device,
+      old: was?.device_path ?? "",
+    });
+  }
+  // A new namespace gets a UUID that is the same on every boot unless the spec names one.
+  const uuid = ns.uuid ?? (was ? undefined : derivedNamespaceUuid(subnqn, ns.nsid));
+  if (uuid && !(was && sameUuid(was.device_uuid, uuid))) {
+    writes.push({
+      op: "write",
+      path: `${nsDir}/device_uuid`,
+      value: uuid,
+      ...(was ? { old: was.device_uuid } : {}),
+    });
+  }
+  if (ns.nguid && !(was && sameUuid(was.device_nguid, ns.nguid))) {
+    writes.push({
+      op: "write",
+      path: `${nsDir}/device_nguid`,
+      value: ns.nguid,
+      ...(was ? { old: was.device_nguid } : {}),
+    });
+  }
+  if (ns.buffered_io !== undefined) {
+    const want = ns.buffered_io ? "1" : "0";
+    const old = was?.buffered_io ?? "0";
+    if (old !== want) {
+      writes.push({ op: "write", path: `${nsDir}/buffered_io`, value: want, old });
+    }
+  }
+  const enabled = was?.enable ?? false;
+  if (!was) steps.push({ op: "mkdir", path: nsDir });
+  if (writes.length && enabled) {
+    steps.push({ op: "write", path: `${nsDir}/enable`, value: "0", old: "1" });
+  }
+  steps.push(...writes);
+  const nowEnabled = enabled && writes.length === 0;
+  if (ns.enabled && !nowEnabled) {
+    steps.push({ op: "write", path: `${nsDir}/enable`, value: "1", old: "0" });
+  } else if (!ns.enabled && nowEnabled) {
+    steps.push({ op: "write", path: `${nsDir}/enable`, value: "0", old: "1" });
+  }
+  return steps;
+}
+
+/** The namespaces of a subsystem; with prune, live ones the spec does not name go. */
+function planNamespaces(
+  s: SubsystemSpec,
+  options: { cur?: LiveSubsystem; prune?: boolean },
+): Step[] {
+  const { cur } = options;
+  const steps: Step[] = [];
+  const matched = new Set<LiveNamespace>();
+  for (const ns of s.namespaces) {
+    const was = cur?.namespaces.find((n) => n.name === String(ns.nsid)) ??
+      cur?.namespaces.find((n) => n.nsid === ns.nsid);
+    if (was) matched.add(was);
+    steps.push(...planNamespace(ns, { subnqn: s.nqn, was }));
+  }
+  if (options.prune && cur) {
+    for (const ns of cur.namespaces) if (!matched.has(ns)) removeNamespace(steps, s.nqn, ns);
+  }
+  return steps;
+}
+
+/** allow_any_host and the allowed-host links. */
+function planAllowedHosts(
+  s: SubsystemSpec,
+  options: { cur?: LiveSubsystem; prune?: boolean },
+): Step[] {
+  const { cur } = options;
+  const steps: Step[] = [];
+  const liveAllowed = cur?.allowed_hosts ?? [];
+  const anyWas = cur?.attr.allow_any_host === "1";
+  // Links the spec does not list: pruned on request, and always when any host is to be allowed
+  // (the kernel refuses allow_any_host while allowed_hosts is non-empty).
+  for (const h of liveAllowed) {
+    if (!s.hosts.includes(h) && (options.prune || s.allow_any_host)) {
+      steps.push({
+        op: "unlink",
+        path: nvmetPath.allowedHost(s.nqn, h),
+        target: nvmetPath.host(h),
+      });
+    }
+  }
+  if (s.allow_any_host !== anyWas) {
+    steps.push({
+      op: "write",
+      path: `${nvmetPath.subsystem(s.nqn)}/attr_allow_any_host`,
+      value: s.allow_any_host ? "1" : "0",
+      old: anyWas ? "1" : "0",
+    });
+  }
+  for (const h of s.hosts) {
+    if (!liveAllowed.includes(h)) {
+      steps.push({
+        op: "link",
+        path: nvmetPath.allowedHost(s.nqn, h),
+        target: nvmetPath.host(h),
+      });
+    }
+  }
+  return steps;
+}
+
+/** Steps that make subsystem `s` match; `cur` is the live one, if any. */
+export function planSubsystem(
+  s: SubsystemSpec,
+  options: Pick<PlanOptions, "prune"> & { cur?: LiveSubsystem },
+): Step[] {
+  const { cur } = options;
+  return [
+    ...(cur ? [] : [{ op: "mkdir", path: nvmetPath.subsystem(s.nqn) } as Step]),
+    ...planSubsystemAttrs(s, cur),
+    ...planNamespaces(s, options),
+    ...planAllowedHosts(s, options),
+  ];
+}

@@ -1,0 +1,132 @@
+/**
+ * `target up` and `target down` as one call each: validate, lock, open (loading modules for up),
+ * read, plan, refuse to cut off connected hosts, apply with rollback. A dry run only reads, so it
+ * needs neither root nor the lock.
+ */
+import type { ConfigfsIo } from "../configfs/io.ts";
+import { type LiveTree, readTree } from "../configfs/nvmet.ts";
+import { FailureError } from "../errors.ts";
+import { applyPlan } from "./apply.ts";
+import { kernelSourceOptions, kernelSources, refuseWhileConnected } from "./connected.ts";
+import { lockTarget, openNvmet, requireRoot, standinMode } from "./env.ts";
+import { type OneLineInput, oneLineSpec } from "./one_line.ts";
+import { checkPruneByEmptySpec, describeStep, planDown, planUp } from "./plan.ts";
+import { type PlanResult, planResult, specCounts, specWarnings } from "./report.ts";
+import { DEFAULT_SPEC_FILE, loadSpecFile, type TargetSpec } from "./spec.ts";
+
+const EMPTY: LiveTree = { hosts: [], subsystems: [], ports: [] };
+
+function readLive(io: ConfigfsIo | undefined): LiveTree {
+  return io ? readTree(io) : EMPTY;
+}
+
+function readSecretAttr(io: ConfigfsIo): (path: string) => string | undefined {
+  return (path) => (io.exists(path) ? io.read(path) : undefined);
+}
+
+/** Where the run happens and how it talks. */
+export interface TargetRunOptions {
+  /** Where configfs is mounted (nvmet below it). */
+  configfs: string;
+  dryRun: boolean;
+  /** Change even while hosts are connected to what goes. */
+  force: boolean;
+  /** Progress and warnings, to stderr. */
+  note: (line: string) => void;
+}
+
+/** What `target up` applies: a spec file, or the one-line form. */
+export interface UpRequest {
+  /** The spec file (default DEFAULT_SPEC_FILE) unless oneLine is given. */
+  file?: string;
+  oneLine?: OneLineInput;
+  prune: boolean;
+  /** With prune: accept an empty spec. */
+  allowEmpty: boolean;
+  /** Note each step as it is applied. */
+  verbose: boolean;
+}
+
+/** Refuses DH-HMAC-CHAP keys on a kernel whose nvmet hosts have no dhchap_key. */
+function refuseAuthWithoutSupport(spec: TargetSpec, live: LiveTree): void {
+  const dhchap = spec.hosts.filter((h) => h.dhchap_key_file || h.dhchap_ctrl_key_file);
+  if (dhchap.length && live.hosts.some((h) => !h.dhchap_supported)) {
+    throw new FailureError(
+      `This kernel's nvmet has no DH-HMAC-CHAP (hosts have no dhchap_key attribute), but the spec sets keys for '${
+        dhchap[0].nqn
+      }'; nothing was changed.`,
+      {
+        hint:
+          "Use a kernel built with CONFIG_NVME_TARGET_AUTH, or remove dhchap_key_file from the spec.",
+      },
+    );
+  }
+}
+
+/** Makes nvmet match the spec (see `nvmeof target up --help`); returns what it did. */
+export async function targetUp(req: UpRequest, options: TargetRunOptions): Promise<PlanResult> {
+  const { dryRun, note } = options;
+  const file = req.file ?? DEFAULT_SPEC_FILE;
+  // File specs are validated before anything else happens (no module load, no lock).
+  const fromFile = req.oneLine ? undefined : await loadSpecFile(file);
+  if (!dryRun) requireRoot();
+  using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
+  const peek = openNvmet(options.configfs, { prepare: false });
+  const spec = fromFile ?? oneLineSpec(req.oneLine!, readLive(peek));
+  const warnings = specWarnings(spec);
+  for (const w of warnings) note(w);
+  const transports = spec.ports.map((p) => p.trtype);
+  const io = dryRun ? peek : openNvmet(options.configfs, { prepare: true, transports, note });
+  const live = readLive(io);
+  refuseAuthWithoutSupport(spec, live);
+  if (req.prune) {
+    checkPruneByEmptySpec(spec, live, {
+      source: req.oneLine ? "from the command line" : `'${file}'`,
+      allowEmpty: req.allowEmpty,
+    });
+  }
+  const steps = planUp(live, spec, {
+    prune: req.prune,
+    readLiveSecret: io ? readSecretAttr(io) : undefined,
+  });
+  if (!options.force && !dryRun) {
+    const sources = kernelSources(kernelSourceOptions(standinMode()));
+    refuseWhileConnected(live, steps, { sources, doer: "--prune", note });
+  }
+  if (!dryRun && steps.length) {
+    applyPlan(io!, steps, { onStep: req.verbose ? (s) => note(describeStep(s)) : undefined });
+  }
+  return planResult(steps, { dryRun, warnings, summary: specCounts(spec) });
+}
+
+/** What `target down` removes: everything, or a spec file's objects. */
+export interface DownRequest {
+  all: boolean;
+  /** The spec file (default DEFAULT_SPEC_FILE) unless all. */
+  file?: string;
+}
+
+/** Removes the selected objects from nvmet (see `nvmeof target down --help`). */
+export async function targetDown(req: DownRequest, options: TargetRunOptions): Promise<PlanResult> {
+  const { dryRun, note } = options;
+  const spec = req.all
+    ? undefined
+    : await loadSpecFile(req.file ?? DEFAULT_SPEC_FILE, { checkFiles: false });
+  if (!dryRun) requireRoot();
+  using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
+  const io = openNvmet(options.configfs, { prepare: false });
+  const live = readLive(io);
+  const steps = planDown(live, { all: req.all, spec });
+  if (!options.force && !dryRun) {
+    const sources = kernelSources(kernelSourceOptions(standinMode()));
+    refuseWhileConnected(live, steps, { sources, note });
+  }
+  if (!dryRun && steps.length) applyPlan(io!, steps);
+  return planResult(steps, { dryRun });
+}
+
+/** The live nvmet tree below `configfs` (empty when nvmet is not loaded), and whether it exists. */
+export function readTarget(configfs: string): { live: LiveTree; loaded: boolean } {
+  const io = openNvmet(configfs, { prepare: false });
+  return { live: readLive(io), loaded: io !== undefined };
+}

@@ -3,8 +3,10 @@
  * where each object lives, which attribute files it has, and a reader that turns the live tree
  * into plain data. Writes happen in src/target/apply.ts, one planned step at a time.
  *
- * Layout (facts §3): hosts/<nqn>/, subsystems/<nqn>/{attr_*, allowed_hosts/<nqn>→hosts/<nqn>,
- * namespaces/<nsid>/{device_*, enable}}, ports/<id>/{addr_*, param_*, subsystems/<nqn>→…}.
+ * Layout (facts §3): discovery_nqn, hosts/<nqn>/{dhchap_*}, subsystems/<nqn>/{attr_*,
+ * allowed_hosts/<nqn>→hosts/<nqn>, namespaces/<nsid>/{device_*, ana_grpid, resv_enable, enable}},
+ * ports/<id>/{addr_*, param_*, subsystems/<nqn>→…, ana_groups/<grpid>/ana_state,
+ * referrals/<name>/{addr_*, enable}}.
  */
 import type { ConfigfsIo } from "./io.ts";
 
@@ -21,7 +23,53 @@ export const nvmetPath = {
     `subsystems/${subnqn}/namespaces/${nsid}`,
   port: (id: number | string): string => `ports/${id}`,
   portLink: (id: number | string, subnqn: string): string => `ports/${id}/subsystems/${subnqn}`,
+  anaGroup: (port: number | string, grpid: number | string): string =>
+    `ports/${port}/ana_groups/${grpid}`,
+  referral: (port: number | string, name: string): string => `ports/${port}/referrals/${name}`,
 };
+
+/**
+ * The ANA group every port has from its creation (the kernel makes `ana_groups/1` itself and
+ * refuses to remove it); namespaces belong to it unless they name another.
+ */
+export const DEFAULT_ANA_GROUP = 1;
+/** The highest ANA group id nvmet takes (NVMET_MAX_ANAGRPS). */
+export const MAX_ANA_GROUP = 128;
+/** The states an ANA group can be in, as `ana_state` reads and takes them. */
+export const ANA_STATES = [
+  "optimized",
+  "non-optimized",
+  "inaccessible",
+  "persistent-loss",
+  "change",
+] as const;
+
+/**
+ * Attributes some kernels lack, by file name: the first Linux that has them (and the option it
+ * needs), for "needs Linux ≥ X" messages. Debian's 6.1 was probed in the lab: it has attr_qid_max,
+ * attr_pi_enable, ana_grpid and ana_groups, and none of these.
+ */
+export const ATTRIBUTE_SINCE: Record<string, string> = {
+  attr_firmware: "Linux 6.2",
+  attr_ieee_oui: "Linux 6.2",
+  addr_tsas: "Linux 6.7",
+  param_max_queue_size: "Linux 6.9",
+  resv_enable: "Linux 6.13",
+  dhchap_key: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+  dhchap_ctrl_key: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+  dhchap_hash: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+  dhchap_dhgroup: "a kernel built with CONFIG_NVME_TARGET_AUTH (Linux ≥ 6.0)",
+};
+
+/** Referral attributes, as file names, in write order (all before `enable`). */
+export const REFERRAL_ATTRS = [
+  "addr_trtype",
+  "addr_adrfam",
+  "addr_traddr",
+  "addr_trsvcid",
+  "addr_portid",
+  "addr_treq",
+] as const;
 
 /**
  * The number the kernel reads from a port or namespace directory name, as its kstrtou16/32 with
@@ -55,6 +103,8 @@ export const SUBSYSTEM_ATTRS = [
   "ieee_oui",
   "cntlid_min",
   "cntlid_max",
+  "qid_max",
+  "pi_enable",
 ] as const;
 
 /** Port attributes, as file names, in the order the kernel wants them written (trtype first: it resets tsas). */
@@ -81,6 +131,10 @@ export interface LiveNamespace {
   device_nguid: string;
   /** "1"/"0", or undefined on kernels without the attribute. */
   buffered_io?: string;
+  /** The namespace's ANA group ("1" unless set), or undefined on kernels without ANA. */
+  ana_grpid?: string;
+  /** "1"/"0", or undefined on kernels without reservations (before Linux 6.13). */
+  resv_enable?: string;
   enable: boolean;
 }
 
@@ -102,6 +156,29 @@ export interface LivePort {
   /** `addr_*` and `param_*` files by file name; absent files (older kernels) are absent keys. */
   attr: Record<string, string>;
   subsystems: string[];
+  /** The port's ANA groups in id order (group 1 always, on kernels with ANA). */
+  ana_groups?: LiveAnaGroup[];
+  /** The port's referrals (other discovery controllers its discovery log lists), by name. */
+  referrals?: LiveReferral[];
+}
+
+/** An ANA group of a port. */
+export interface LiveAnaGroup {
+  /** The directory's name. */
+  name: string;
+  /** The group id the kernel reads from the name. */
+  id: number;
+  /** `ana_state`: optimized, non-optimized, inaccessible, persistent-loss or change. */
+  state: string;
+}
+
+/** A referral of a port. */
+export interface LiveReferral {
+  /** The directory's name (free text). */
+  name: string;
+  /** `addr_*` files by file name. */
+  attr: Record<string, string>;
+  enable: boolean;
 }
 
 /** A host entry. */
@@ -111,10 +188,17 @@ export interface LiveHost {
   dhchap_supported: boolean;
   /** Whether a host key is set (the key itself is never read into the model). */
   dhchap_key_set: boolean;
+  /** Whether a controller key is set (bidirectional authentication; never read into the model). */
+  dhchap_ctrl_key_set?: boolean;
+  /** `dhchap_hash` and `dhchap_dhgroup`, which are not secrets; undefined without the files. */
+  dhchap_hash?: string;
+  dhchap_dhgroup?: string;
 }
 
 /** The whole nvmet tree. */
 export interface LiveTree {
+  /** The root's `discovery_nqn` (Linux ≥ 5.18); absent when not read or not there. */
+  discovery_nqn?: string;
   hosts: LiveHost[];
   subsystems: LiveSubsystem[];
   ports: LivePort[];
@@ -131,8 +215,16 @@ function listIf(io: ConfigfsIo, path: string): string[] {
 /** Reads the live nvmet tree (no secrets). */
 export function readTree(io: ConfigfsIo): LiveTree {
   const hosts = listIf(io, "hosts").map((nqn): LiveHost => {
-    const key = readIf(io, `${nvmetPath.host(nqn)}/dhchap_key`);
-    return { nqn, dhchap_supported: key !== undefined, dhchap_key_set: !!key };
+    const dir = nvmetPath.host(nqn);
+    const key = readIf(io, `${dir}/dhchap_key`);
+    const host: LiveHost = { nqn, dhchap_supported: key !== undefined, dhchap_key_set: !!key };
+    const ctrl = readIf(io, `${dir}/dhchap_ctrl_key`);
+    if (ctrl !== undefined) host.dhchap_ctrl_key_set = !!ctrl;
+    const hash = readIf(io, `${dir}/dhchap_hash`);
+    if (hash !== undefined) host.dhchap_hash = hash;
+    const group = readIf(io, `${dir}/dhchap_dhgroup`);
+    if (group !== undefined) host.dhchap_dhgroup = group;
+    return host;
   });
   const subsystems = listIf(io, "subsystems").map((nqn): LiveSubsystem => {
     const dir = nvmetPath.subsystem(nqn);
@@ -152,6 +244,8 @@ export function readTree(io: ConfigfsIo): LiveTree {
           device_uuid: readIf(io, `${ns}/device_uuid`) ?? "",
           device_nguid: readIf(io, `${ns}/device_nguid`) ?? "",
           buffered_io: readIf(io, `${ns}/buffered_io`),
+          ana_grpid: readIf(io, `${ns}/ana_grpid`),
+          resv_enable: readIf(io, `${ns}/resv_enable`),
           enable: io.read(`${ns}/enable`) === "1",
         };
       });
@@ -165,7 +259,31 @@ export function readTree(io: ConfigfsIo): LiveTree {
         const v = readIf(io, `${dir}/${f}`);
         if (v !== undefined) attr[f] = v;
       }
-      return { name, id, attr, subsystems: listIf(io, `${dir}/subsystems`) };
+      const ana_groups = numbered(listIf(io, `${dir}/ana_groups`)).map(({ name: g, n }) => ({
+        name: g,
+        id: n,
+        state: io.read(`${nvmetPath.anaGroup(name, g)}/ana_state`),
+      }));
+      const referrals = listIf(io, `${dir}/referrals`).sort().map((r): LiveReferral => {
+        const rdir = nvmetPath.referral(name, r);
+        const rattr: Record<string, string> = {};
+        for (const f of REFERRAL_ATTRS) {
+          const v = readIf(io, `${rdir}/${f}`);
+          if (v !== undefined) rattr[f] = v;
+        }
+        return { name: r, attr: rattr, enable: readIf(io, `${rdir}/enable`) === "1" };
+      });
+      return {
+        name,
+        id,
+        attr,
+        subsystems: listIf(io, `${dir}/subsystems`),
+        ana_groups,
+        referrals,
+      };
     });
-  return { hosts, subsystems, ports };
+  const tree: LiveTree = { hosts, subsystems, ports };
+  const discovery = readIf(io, "discovery_nqn");
+  if (discovery !== undefined) tree.discovery_nqn = discovery;
+  return tree;
 }

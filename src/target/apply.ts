@@ -7,6 +7,7 @@
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
 import { errnoLabel } from "../configfs/native.ts";
+import { ATTRIBUTE_SINCE } from "../configfs/nvmet.ts";
 
 /** The errno name of a filesystem error ("EADDRNOTAVAIL"), or "" when it has none. */
 export function errnoCode(err: unknown): string {
@@ -173,10 +174,10 @@ export function explainRefusal(s: Step, e: string): string {
       return `Another listener already uses port ${port}'s address and service id. Choose another trsvcid.`;
     }
     if (e === "EINVAL") {
-      return `The kernel refused port ${port}'s transport settings (trtype, adrfam, traddr). Check them and that the transport module (nvmet-rdma/nvmet-tcp) is loaded.`;
+      return `The kernel refused port ${port}'s transport settings (trtype, adrfam, traddr). Check them, and that the transport's module is there (nvmet-rdma, nvmet-tcp, or nvme-loop for a loop port: modprobe it).`;
     }
     if (e === "EPROTONOSUPPORT" || e === "ENOENT") {
-      return `The transport module for port ${port} is missing. Run: modprobe nvmet-rdma (or nvmet-tcp).`;
+      return `The transport module for port ${port} is missing. Run: modprobe nvmet-rdma (or nvmet-tcp; nvme-loop for a loop port).`;
     }
   }
   if (s.op === "link" && s.path.includes("/allowed_hosts/") && e === "EINVAL") {
@@ -184,9 +185,12 @@ export function explainRefusal(s: Step, e: string): string {
   }
   if (s.op === "write") {
     if (e === "ENOENT") {
+      const since = ATTRIBUTE_SINCE[name];
       return `This kernel has no attribute '${name}'. ${
         name.startsWith("dhchap")
-          ? "It was built without DH-HMAC-CHAP (CONFIG_NVME_TARGET_AUTH); remove the dhchap settings or use a kernel that has it."
+          ? `It was built without DH-HMAC-CHAP: the dhchap settings need ${since}; remove them or use a kernel that has it.`
+          : since
+          ? `'${name}' needs ${since}; remove it from the spec or use a newer kernel.`
           : "It is newer than this kernel or needs a kernel option; remove it from the spec."
       }`;
     }

@@ -8,7 +8,11 @@
  * remain; writing a port's `addr_*`/`param_*` while the port has a subsystem link is EACCES; writing
  * a namespace's `device_*` while it is enabled is EBUSY (`buffered_io`: EINVAL); enabling a namespace whose device does not
  * exist is ENOENT; removing a subsystem a port links to is EBUSY; `attr_allow_any_host` 1 with allowed hosts, or a host link while any host is
- * allowed, is EINVAL; linking a subsystem to a port without a transport type is EINVAL.
+ * allowed, is EINVAL; linking a subsystem to a port without a transport type is EINVAL; an ANA
+ * group is made `inaccessible`, its id must be 1..128 (EINVAL) and group 1 cannot go (EPERM); a
+ * referral is made disabled, with empty addresses, which it refuses to change while enabled (EACCES). `kernel: "6.1"` leaves out the files Debian's
+ * 6.1 lacks (lab-probed): discovery_nqn, dhchap_*, attr_ieee_oui, attr_firmware, addr_tsas,
+ * param_max_queue_size; without it the tree is a newer kernel's (still without resv_enable).
  *
  * It does not invent success: anything else is the filesystem's own answer. Failures can be
  * injected to prove rollback: `failures` selects a mutating operation by its 1-based ordinal
@@ -53,9 +57,38 @@ function randomSerial(): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
+/** Files Debian's Linux 6.1 does not have (probed in the lab guest). */
+const NOT_ON_6_1 = new Set([
+  "dhchap_key",
+  "dhchap_ctrl_key",
+  "dhchap_hash",
+  "dhchap_dhgroup",
+  "attr_ieee_oui",
+  "attr_firmware",
+  "addr_tsas",
+  "param_max_queue_size",
+]);
+
 /** The attribute files and default groups the kernel makes on `mkdir` of each group. */
 function kernelDefaults(path: string): { files: Record<string, string>; dirs: string[] } | null {
   const p = path.split("/");
+  if (p.length === 4 && p[0] === "ports" && p[2] === "ana_groups") {
+    return { files: { ana_state: "inaccessible" }, dirs: [] };
+  }
+  if (p.length === 4 && p[0] === "ports" && p[2] === "referrals") {
+    return {
+      files: {
+        addr_trtype: "",
+        addr_adrfam: "",
+        addr_traddr: "",
+        addr_trsvcid: "",
+        addr_portid: "0",
+        addr_treq: "not specified",
+        enable: "0",
+      },
+      dirs: [],
+    };
+  }
   if (p.length === 2 && p[0] === "hosts") {
     return {
       files: {
@@ -121,17 +154,22 @@ function kernelDefaults(path: string): { files: Record<string, string>; dirs: st
 export class StandinConfigfs extends DirectoryConfigfs {
   #failures: InjectedFailure[];
   #ops = 0;
+  #kernel: "6.1" | undefined;
   /** Every mutating operation attempted, in order (`write subsystems/x/attr_serial`). */
   readonly journal: string[] = [];
 
-  constructor(root: string, options: { failures?: InjectedFailure[] } = {}) {
+  constructor(
+    root: string,
+    options: { failures?: InjectedFailure[]; kernel?: "6.1" } = {},
+  ) {
     super(root);
     this.#failures = options.failures ?? [];
+    this.#kernel = options.kernel;
     Deno.mkdirSync(root, { recursive: true });
     for (const d of ["hosts", "subsystems", "ports"]) {
       Deno.mkdirSync(`${root}/${d}`, { recursive: true });
     }
-    if (!this.exists("discovery_nqn")) {
+    if (!this.exists("discovery_nqn") && this.#kernel !== "6.1") {
       Deno.writeTextFileSync(`${root}/discovery_nqn`, "nqn.2014-08.org.nvmexpress.discovery\n");
     }
   }
@@ -155,6 +193,16 @@ export class StandinConfigfs extends DirectoryConfigfs {
     const p = path.split("/");
     const name = p[p.length - 1];
     if (!this.exists(path)) throw errnoError("ENOENT", `no attribute '${path}'`);
+    if (
+      p[0] === "ports" && p[2] === "referrals" && p.length === 5 && name.startsWith("addr_") &&
+      this.read(`ports/${p[1]}/referrals/${p[3]}/enable`) === "1"
+    ) {
+      throw errnoError("EACCES", `referral ${p[3]} is enabled`);
+    }
+    if (p[0] === "ports" && p[2] === "ana_groups" && name === "ana_state") {
+      const states = ["optimized", "non-optimized", "inaccessible", "persistent-loss", "change"];
+      if (!states.includes(value.trim())) throw errnoError("EINVAL", `ana_state '${value}'`);
+    }
     if (
       p[0] === "ports" && p.length === 3 && /^(addr|param)_/.test(name) && this.#portEnabled(p[1])
     ) {
@@ -183,7 +231,7 @@ export class StandinConfigfs extends DirectoryConfigfs {
     }
     super.write(path, value.replace(/\n$/, "") + "\n");
     // Setting the transport resets its security type (nvmet_port_init_tsas_*): none for tcp.
-    if (p[0] === "ports" && p.length === 3 && name === "addr_trtype") {
+    if (p[0] === "ports" && p.length === 3 && name === "addr_trtype" && this.#kernel !== "6.1") {
       super.write(`ports/${p[1]}/addr_tsas`, value.trim() === "tcp" ? "none\n" : "reserved\n");
     }
   }
@@ -193,13 +241,20 @@ export class StandinConfigfs extends DirectoryConfigfs {
     const d = kernelDefaults(path);
     if (!d) return super.mkdir(path);
     if (this.exists(path)) throw errnoError("EEXIST", path);
+    const p = path.split("/");
+    if (p[2] === "ana_groups" && (!/^[1-9]\d*$/.test(p[3]) || Number(p[3]) > 128)) {
+      throw errnoError("EINVAL", `ANA group '${p[3]}'`);
+    }
     // The kernel makes a group with all its attributes and default groups at once: build it
     // beside the tree, then rename it into place, so that no one sees it half made.
     const tmp = Deno.makeTempDirSync({ dir: `${this.root}/..`, prefix: ".standin-mkdir-" });
     try {
       for (const dir of d.dirs) Deno.mkdirSync(`${tmp}/${dir}`);
-      for (const [f, v] of Object.entries(d.files)) Deno.writeTextFileSync(`${tmp}/${f}`, v + "\n");
-      if (path.startsWith("ports/")) {
+      for (const [f, v] of Object.entries(d.files)) {
+        if (this.#kernel === "6.1" && NOT_ON_6_1.has(f)) continue;
+        Deno.writeTextFileSync(`${tmp}/${f}`, v + "\n");
+      }
+      if (p[0] === "ports" && p.length === 2) {
         Deno.writeTextFileSync(`${tmp}/ana_groups/1/ana_state`, "optimized\n");
       }
       Deno.chmodSync(tmp, 0o755);
@@ -213,6 +268,9 @@ export class StandinConfigfs extends DirectoryConfigfs {
   override rmdir(path: string): void {
     this.#check("rmdir", path);
     const p = path.split("/");
+    if (p[0] === "ports" && p[2] === "ana_groups" && p[3] === "1") {
+      throw errnoError("EPERM", "ANA group 1 is the port's own");
+    }
     if (p[0] === "subsystems" && p.length === 2) {
       for (const port of this.list("ports")) {
         if (this.exists(`ports/${port}/subsystems/${p[1]}`)) {

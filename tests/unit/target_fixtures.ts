@@ -10,9 +10,14 @@ export const SUB1 = "nqn.2026-10.pk.nextgen:storage-pool-1";
 export const SUB2 = "nqn.2026-10.pk.nextgen:storage-pool-2";
 
 /** A stand-in nvmet root in a fresh temporary directory. */
-export function standin(failures: InjectedFailure[] = []): StandinConfigfs & Disposable {
+export function standin(
+  failures: InjectedFailure[] = [],
+  options: { kernel?: "6.1" } = {},
+): StandinConfigfs & Disposable {
   const dir = Deno.makeTempDirSync({ prefix: "nvmeof-cfs-" });
-  const io = new StandinConfigfs(`${dir}/nvmet`, { failures }) as StandinConfigfs & Disposable;
+  const io = new StandinConfigfs(`${dir}/nvmet`, { failures, ...options }) as
+    & StandinConfigfs
+    & Disposable;
   io[Symbol.dispose] = () => Deno.removeSync(dir, { recursive: true });
   return io;
 }

@@ -19,13 +19,12 @@ import {
 import { loadNvmetcliFile, nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
   DEFAULT_SPEC_FILE,
-  isIpv4,
-  isIpv6,
   loadSpecFile,
   SpecError,
   type TargetSpec,
   validateSpec,
 } from "../target/spec.ts";
+import { isIpv4, isIpv6 } from "../net/address.ts";
 
 const EMPTY: LiveTree = { hosts: [], subsystems: [], ports: [] };
 

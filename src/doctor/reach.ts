@@ -12,7 +12,7 @@ import { errnoName } from "../errors.ts";
 import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
-import { ipv6Text } from "../rdma/devices.ts";
+import { parseSockaddr } from "../net/address.ts";
 import { cView } from "../rdma/native.ts";
 import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
 import { WaitTimeoutError } from "../rdma/wait.ts";
@@ -67,11 +67,8 @@ export interface ProbeOutcome {
 }
 
 function sockaddrText(b: Uint8Array): string {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const family = dv.getUint16(0, true);
-  if (family === 2) return `${b[4]}.${b[5]}.${b[6]}.${b[7]}`;
-  if (family === 10) return ipv6Text(b.subarray(8, 24));
-  return `family ${family}`;
+  return parseSockaddr(b)?.address ??
+    `family ${new DataView(b.buffer, b.byteOffset).getUint16(0, true)}`;
 }
 
 function localSide(id: CmId): ProbeOutcome["src"] {

@@ -25,7 +25,7 @@ import {
   SOL_IPV6,
 } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
-import { isIpv4 } from "../fabrics/options.ts";
+import { isIpv4 } from "./address.ts";
 import { sockaddr } from "../rdma/cm.ts";
 import { waitReadable } from "../rdma/wait.ts";
 import { echoRequest, type IpFamily, parseEchoReply, payloadForIpSize } from "./icmp.ts";

@@ -4,7 +4,7 @@
  * data they point to is freed by rdma_ack_cm_event, and rdma_destroy_id waits for every ack).
  */
 import { librdmacm } from "../../ffi/librdmacm.ts";
-import { errno } from "../../ffi/libc.ts";
+import { AF_INET, AF_INET6, errno } from "../../ffi/libc.ts";
 import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
 import {
   IBV_QP_ATTR as QA,
@@ -16,6 +16,7 @@ import {
   SOCKADDR_IN6,
 } from "../../ffi/structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
+import { parseIpv4, parseIpv6 } from "../net/address.ts";
 import { addressOf, checkCm, cView } from "./native.ts";
 import {
   type Canceller,
@@ -48,54 +49,23 @@ export function samePointer(a: Deno.PointerValue, b: Deno.PointerValue): boolean
 
 /** An IPv4 or IPv6 address and port as a struct sockaddr_in/sockaddr_in6. */
 export function sockaddr(host: string, port: number): Uint8Array {
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  const v4 = parseIpv4(host);
   if (v4) {
     const sa = new Uint8Array(SOCKADDR_IN.$size);
     const dv = new DataView(sa.buffer);
-    dv.setUint16(SOCKADDR_IN.sin_family, 2, true);
+    dv.setUint16(SOCKADDR_IN.sin_family, AF_INET, true);
     dv.setUint16(SOCKADDR_IN.sin_port, port, false);
-    for (let i = 0; i < 4; i++) sa[SOCKADDR_IN.sin_addr + i] = Number(v4[i + 1]);
+    sa.set(v4, SOCKADDR_IN.sin_addr);
     return sa;
   }
   const bytes = parseIpv6(host);
   if (!bytes) throw new RangeError(`not an IP address: '${host}'`);
   const sa = new Uint8Array(SOCKADDR_IN6.$size);
   const dv = new DataView(sa.buffer);
-  dv.setUint16(SOCKADDR_IN6.sin6_family, 10, true);
+  dv.setUint16(SOCKADDR_IN6.sin6_family, AF_INET6, true);
   dv.setUint16(SOCKADDR_IN6.sin6_port, port, false);
   sa.set(bytes, SOCKADDR_IN6.sin6_addr);
   return sa;
-}
-
-/** 16 bytes of an IPv6 address in text form, or undefined. */
-export function parseIpv6(text: string): Uint8Array | undefined {
-  if (!/^[0-9a-fA-F:.]+$/.test(text) || !text.includes(":")) return undefined;
-  let s = text;
-  const tail: number[] = [];
-  const m = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
-  if (m) {
-    const b = m.slice(2).map(Number);
-    if (b.some((x) => x > 255)) return undefined;
-    tail.push((b[0] << 8) | b[1], (b[2] << 8) | b[3]);
-    s = m[1].endsWith("::") ? m[1] : m[1].slice(0, -1);
-  }
-  const halves = s.split("::");
-  if (halves.length > 2) return undefined;
-  const parts = (
-    x: string,
-  ) => (x ? x.split(":").map((h) => /^[0-9a-fA-F]{1,4}$/.test(h) ? parseInt(h, 16) : -1) : []);
-  const h = parts(halves[0]);
-  const r = halves.length === 2 ? parts(halves[1]) : [];
-  const fill = 8 - tail.length - h.length - r.length;
-  if (halves.length === 1 ? fill !== 0 : fill < 1) return undefined;
-  const words = [...h, ...Array(halves.length === 2 ? fill : 0).fill(0), ...r, ...tail];
-  if (words.length !== 8 || words.some((w) => w < 0)) return undefined;
-  const out = new Uint8Array(16);
-  words.forEach((w, i) => {
-    out[2 * i] = w >> 8;
-    out[2 * i + 1] = w & 0xff;
-  });
-  return out;
 }
 
 /** An rdma_event_channel with its fd in non-blocking mode. */

@@ -7,6 +7,7 @@ import { fileKind } from "../configfs/native.ts";
 import { readKeyFile } from "../fabrics/options.ts";
 import { FailureError, quote, quoteName, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
+import { isIpv4, isIpv6 } from "../net/address.ts";
 import {
   DISCOVERY_NQN,
   NQN_MAX_BYTES,
@@ -132,34 +133,6 @@ export function nqnProblem(nqn: string): string | undefined {
     return "is not of the form nqn.<yyyy-mm>.<reverse-domain>[:<name>].";
   }
   return undefined;
-}
-
-/** The IPv4 dotted quad check the kernel's inet_pton4 applies. */
-export function isIpv4(s: string): boolean {
-  const parts = s.split(".");
-  return parts.length === 4 &&
-    parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255);
-}
-
-/** A textual IPv6 address (with optional embedded IPv4 tail and %scope is rejected). */
-export function isIpv6(s: string): boolean {
-  if (!/^[0-9a-fA-F:.]+$/.test(s) || !s.includes(":")) return false;
-  let tail = 0;
-  let body = s;
-  const lastColon = s.lastIndexOf(":");
-  if (s.slice(lastColon + 1).includes(".")) {
-    if (!isIpv4(s.slice(lastColon + 1))) return false;
-    body = s.slice(0, lastColon + 1) + "0:0";
-    tail = 0;
-  }
-  const dbl = body.split("::");
-  if (dbl.length > 2) return false;
-  const groups = (x: string) => (x === "" ? [] : x.split(":"));
-  const head = groups(dbl[0]);
-  const rest = dbl.length === 2 ? groups(dbl[1]) : [];
-  if (![...head, ...rest].every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false;
-  const n = head.length + rest.length + tail;
-  return dbl.length === 2 ? n < 8 : n === 8;
 }
 
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

@@ -20,10 +20,10 @@ import {
   checkInt,
   checkNqn,
   type ConnectOptions,
-  DISCOVERY_NQN,
   redactedOptionString,
   type Transport,
 } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import { connectionsFile, persistPaths } from "../persist/paths.ts";

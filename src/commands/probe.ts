@@ -10,7 +10,7 @@ import {
   TARGET_FLAGS,
   TIMEOUT_FLAG,
 } from "../cli/nvme_flags.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";
 import { mdtsBytes, sglSupport } from "../nvme/identify.ts";
 import { Canceller } from "../rdma/wait.ts";

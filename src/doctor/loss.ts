@@ -6,7 +6,7 @@
  */
 import { fileKind } from "../configfs/native.ts";
 import { listDir, readText } from "../fabrics/kfs.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";

@@ -17,7 +17,8 @@ import {
 } from "./discovery_log.ts";
 import { exists, KfsError, writeText } from "./kfs.ts";
 import { KmsgWatch } from "./kmsg.ts";
-import { buildOptionString, type ConnectOptions, DISCOVERY_NQN } from "./options.ts";
+import { buildOptionString, type ConnectOptions } from "./options.ts";
+import { DISCOVERY_NQN } from "./nqn.ts";
 import { type FabricsPaths, isRealHost } from "./paths.ts";
 import {
   controllerDir,

@@ -4,15 +4,12 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
+import { NQN_MAX_BYTES, NVMF_NQN_SIZE } from "./nqn.ts";
 
-/** The well-known discovery subsystem NQN. */
-export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 /** The NVMe/RDMA port (also used for RDMA discovery). */
 export const DEFAULT_TRSVCID = "4420";
 /** nvme-cli always writes ctrl_loss_tmo; the kernel's default is also 600 s. */
 export const DEFAULT_CTRL_LOSS_TMO = 600;
-/** NQNs must be shorter than this many bytes (kernel NVMF_NQN_SIZE). */
-export const NQN_SIZE = 223;
 
 /** Transports this product connects over. */
 export const TRANSPORTS = ["rdma", "tcp"] as const;
@@ -74,12 +71,15 @@ export function checkNqn(value: string, flag: string): string {
     });
   }
   const bytes = new TextEncoder().encode(value).length;
-  if (bytes >= NQN_SIZE) {
+  if (bytes > NQN_MAX_BYTES) {
     throw new UsageError(
-      `${flag} '${value.slice(0, 40)}…' is ${bytes} bytes; the kernel accepts at most ${
-        NQN_SIZE - 1
-      }.`,
-      { hint: "Use a shorter NQN (NVMe limits NQNs to 223 bytes including the terminator)." },
+      `${flag} '${
+        value.slice(0, 40)
+      }…' is ${bytes} bytes; the kernel accepts at most ${NQN_MAX_BYTES}.`,
+      {
+        hint:
+          `Use a shorter NQN (the kernel's NVMF_NQN_SIZE, ${NVMF_NQN_SIZE}, counts the terminator).`,
+      },
     );
   }
   if (

@@ -15,12 +15,12 @@ import {
   checkNqn,
   checkTrsvcid,
   type ConnectOptions,
-  DISCOVERY_NQN,
   isUuid,
   loadKeyFile,
   type Transport,
   TRANSPORTS,
 } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { InputError, readInputText } from "../input.ts";
 
 /** One saved connection. */

@@ -9,7 +9,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { connectionKey, type SavedConnection, validateSaved } from "./connections.ts";
 
 /** A secret to be written to a key file (never printed). */

@@ -8,19 +8,11 @@ import { readKeyFile } from "../fabrics/options.ts";
 import { FailureError, quote, quoteName, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
-import {
-  DISCOVERY_NQN,
-  NQN_MAX_BYTES,
-  NQN_PATTERN,
-  SPEC_TOP_KEYS,
-  specEnum,
-  specKeys,
-  specRange,
-} from "./schema.ts";
+import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
+import { NQN_PATTERN, SPEC_TOP_KEYS, specEnum, specKeys, specRange } from "./schema.ts";
 
 // The key lists, ranges and allowed values below come from the definitions in schema.ts, which
 // `nvmeof target schema` prints: the validator and the schema cannot drift apart.
-export { DISCOVERY_NQN, NQN_MAX_BYTES };
 
 /** A host NQN and its DH-HMAC-CHAP settings. */
 export interface HostSpec {
@@ -275,7 +267,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
       bad(
         path,
         `NQN ${quote(s)} ${why}`,
-        "Use an NQN like nqn.2026-10.com.example:storage-1 (at most 222 bytes).",
+        `Use an NQN like nqn.2026-10.com.example:storage-1 (at most ${NQN_MAX_BYTES} bytes).`,
       );
       return undefined;
     }

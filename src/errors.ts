@@ -5,6 +5,7 @@
  * Messages are sentence case, start with what failed, quote values, name the cause, and say what
  * to do next. Always attach `{ cause }` when wrapping another error.
  */
+import { LibraryLoadError } from "../ffi/loader.ts";
 
 /** How many characters of a value a message quotes; the rest is counted, not shown. */
 export const QUOTE_MAX = 80;
@@ -162,16 +163,29 @@ export function errnoOf(err: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * The error as this tree sees it: a LibraryLoadError from ffi/ (which imports nothing from src/)
+ * is an EnvironmentError (exit 3); any other error is itself.
+ */
+export function ownError(err: unknown): unknown {
+  if (err instanceof LibraryLoadError) {
+    return new EnvironmentError(err.message, { hint: err.hint, cause: err });
+  }
+  return err;
+}
+
 /** The exit code an error ends the process with: its own, or failure (1) for unexpected ones. */
 export function exitCodeOf(err: unknown): number {
-  return err instanceof NvmeofError ? err.exitCode : EXIT.failure;
+  const own = ownError(err);
+  return own instanceof NvmeofError ? own.exitCode : EXIT.failure;
 }
 
 /** What is said of an error nvmeof did not expect (one that is not an NvmeofError). */
 const BUG_HINT = "this is a bug in nvmeof; run with --verbose for details";
 
 /** An error as `-o json` prints it on stdout: `{"error": {message, hint?, exit_code}}`. */
-export function errorRecord(err: unknown): { message: string; hint?: string; exit_code: number } {
+export function errorRecord(raw: unknown): { message: string; hint?: string; exit_code: number } {
+  const err = ownError(raw);
   const message = redactSecrets(err instanceof Error ? err.message : String(err));
   const own = err instanceof NvmeofError ? err.hint : err instanceof Error ? BUG_HINT : undefined;
   const hint = own === undefined ? undefined : redactSecrets(own);
@@ -179,7 +193,8 @@ export function errorRecord(err: unknown): { message: string; hint?: string; exi
 }
 
 /** Formats an error for stderr: `error: …`, the hint, and with `verbose` the cause chain. */
-export function formatError(err: unknown, verbose: boolean): string {
+export function formatError(raw: unknown, verbose: boolean): string {
+  const err = ownError(raw);
   const lines: string[] = [];
   if (err instanceof NvmeofError) {
     lines.push(`error: ${err.message}`);

@@ -6,7 +6,7 @@
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
 import type { ConnectOptions } from "../fabrics/options.ts";
-import { errnoName, type NvmeofError } from "../errors.ts";
+import { errnoName, type NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";
 
@@ -123,7 +123,7 @@ export async function kernelConnectCheck(paths: DoctorPaths, opts: ConnectOption
     );
   } catch (err) {
     if (err instanceof ConnectError) return classifyKernelConnect(err.errno, err.kernelLog, o);
-    const e = err as NvmeofError;
+    const e = ownError(err) as NvmeofError;
     return check(
       id,
       e.exitCode === 3 ? "skip" : "fail",

@@ -34,12 +34,6 @@ function abs(root: string, path: string): string {
   return path === "" ? root : `${root}/${path}`;
 }
 
-/** Relative path from the directory of `path` to `target`, both relative to the root. */
-function relativeLink(path: string, target: string): string {
-  const depth = path.split("/").length - 1;
-  return "../".repeat(depth) + target;
-}
-
 /** Resolves a link's text against the directory holding it, back to a root-relative path. */
 function resolveLink(path: string, text: string, root: string): string {
   if (text.startsWith("/")) {
@@ -181,4 +175,4 @@ export class KernelConfigfs implements ConfigfsIo {
   }
 }
 
-export { relativeLink, resolveLink };
+export { resolveLink };

@@ -3,7 +3,7 @@
  * where each object lives, which attribute files it has, and a reader that turns the live tree
  * into plain data. Writes happen in src/target/apply.ts, one planned step at a time.
  *
- * Layout (facts §3): hosts/<nqn>/, subsystems/<nqn>/{attr_*, allowed_hosts/<nqn>→hosts/<nqn>,
+ * Layout (drivers/nvme/target/configfs.c): hosts/<nqn>/, subsystems/<nqn>/{attr_*, allowed_hosts/<nqn>→hosts/<nqn>,
  * namespaces/<nsid>/{device_*, enable}}, ports/<id>/{addr_*, param_*, subsystems/<nqn>→…}.
  */
 import type { ConfigfsIo } from "./io.ts";

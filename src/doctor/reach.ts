@@ -1,6 +1,6 @@
 /**
  * Reachability in user space: resolve the address and route to the target with RDMA-CM, then
- * send the NVMe/RDMA admin-queue connect request a Linux host sends (facts §6.2: recfmt 0, qid 0,
+ * send the NVMe/RDMA admin-queue connect request a Linux host sends (include/linux/nvme-rdma.h struct nvme_rdma_cm_req: recfmt 0, qid 0,
  * hrqsize 32, hsqsize 31) and keep the raw CM event, whatever it is. An accepted request is
  * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
  * `classifyProbe` turns the event into a verdict.

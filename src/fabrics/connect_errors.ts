@@ -1,5 +1,6 @@
 /**
- * What an errno from the /dev/nvme-fabrics write means, and what to do next (facts §1.4).
+ * What an errno from the /dev/nvme-fabrics write means, and what to do next (drivers/nvme/host/fabrics.c
+ * nvmf_dev_write and nvmf_create_ctrl, and the transports' create_ctrl).
  * The kernel's own log lines, when readable, are appended as the reason.
  */
 import {

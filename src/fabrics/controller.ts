@@ -3,7 +3,7 @@
  * /dev/nvme-fabrics, wait until it is live with its block devices, read the discovery log,
  * and delete it through sysfs.
  */
-import { EnvironmentError, errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
+import { EnvironmentError, errnoName, FailureError, NativeError } from "../errors.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { AdminDevice } from "./admin.ts";
 import { type ConnectAttempt, ConnectError, connectError } from "./connect_errors.ts";
@@ -28,12 +28,6 @@ import {
   type NamespaceInfo,
   readController,
 } from "./sysfs.ts";
-
-/** The errno of a Deno I/O error ("… (os error 104)"), or undefined. */
-export function osErrno(err: unknown): number | undefined {
-  const m = err instanceof Error ? err.message.match(/\(os error (\d+)\)/) : null;
-  return m ? Number(m[1]) : errnoOf(err);
-}
 
 /** How long to wait for a new controller to be live with its block devices. */
 export const READY_TIMEOUT_MS = Number(Deno.env.get("NVMEOF_READY_TIMEOUT_MS") ?? 20_000);

@@ -2,7 +2,7 @@
  * The host's NVMe identity: host NQN and host ID, read from nvme-cli's files
  * (`/etc/nvme/hostnqn`, `/etc/nvme/hostid`; env LIBNVME_HOSTNQN/LIBNVME_HOSTID override) and
  * generated like libnvme does. The kernel pairs each host NQN with one host ID for the life of
- * the module (facts §1.2), so the two always travel together.
+ * the module (nvmf_host_add in drivers/nvme/host/fabrics.c), so the two always travel together.
  */
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
 import { checkNqn, isUuid } from "./options.ts";

@@ -1,6 +1,7 @@
 /**
  * The `/dev/nvme-fabrics` option string: validation of every value before anything is written,
- * and the string itself, in the token order nvme-cli uses (facts §1.1–1.2).
+ * and the string itself, in the token order nvme-cli uses (libnvme's build_options in src/nvme/fabrics.c; the kernel's
+ * opt_tokens in drivers/nvme/host/fabrics.c).
  */
 import { quote, UsageError } from "../errors.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";

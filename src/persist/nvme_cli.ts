@@ -1,5 +1,5 @@
 /**
- * Importing nvme-cli's saved fabrics configuration (facts §4.2):
+ * Importing nvme-cli's saved fabrics configuration (libnvme's src/nvme/fabrics.c and json.c):
  * - /etc/nvme/discovery.conf: one discovery controller per line, written as nvme-cli flags
  *   (`--transport=rdma --traddr=10.0.0.2 --trsvcid=4420 …`); `#` starts a comment.
  * - /etc/nvme/config.json (libnvme): hosts, each with subsystems, each with ports. libnvme writes

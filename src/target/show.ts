@@ -52,7 +52,7 @@ export function treeToSpec(tree: LiveTree): Record<string, unknown> {
   return { hosts, subsystems, ports };
 }
 
-/** The live tree as nvmetcli's saved JSON (`nvmetcli save`, facts §4.1), without secrets. */
+/** The live tree as nvmetcli's saved JSON (`nvmetcli save`: nvmetcli's nvmet/nvme.py Root.dump), without secrets. */
 export function treeToNvmetcli(tree: LiveTree): Record<string, unknown> {
   return {
     hosts: tree.hosts.map((h) => ({ nqn: h.nqn })),

@@ -97,11 +97,6 @@ export const F_SETFL = 4;
 export const POLLIN = 1;
 export const EFD_NONBLOCK = 0o4000;
 export const EFD_CLOEXEC = 0o2000000;
-export const EAGAIN = 11;
-/** errnos the ICMP echo probe tells apart. */
-export const EPERM = 1;
-export const EACCES = 13;
-export const EMSGSIZE = 90;
 /** Socket domains, types, protocols and options of <sys/socket.h>/<netinet/in.h> (x86_64 Linux). */
 export const AF_INET = 2;
 export const AF_INET6 = 10;

@@ -5,6 +5,7 @@
  * Messages are sentence case, start with what failed, quote values, name the cause, and say what
  * to do next. Always attach `{ cause }` when wrapping another error.
  */
+import { EACCES, EBUSY, EEXIST, EINVAL, ENOENT, ERRNO_NAMES } from "../ffi/errno.ts";
 import { LibraryLoadError } from "../ffi/loader.ts";
 
 /** How many characters of a value a message quotes; the rest is counted, not shown. */
@@ -88,36 +89,8 @@ export class EnvironmentError extends NvmeofError {
   override readonly exitCode: number = EXIT.environment;
 }
 
-/** errno names for the values this tool meets (x86_64 Linux). */
-export const ERRNO_NAMES: Readonly<Record<number, string>> = {
-  1: "EPERM",
-  2: "ENOENT",
-  4: "EINTR",
-  5: "EIO",
-  11: "EAGAIN",
-  12: "ENOMEM",
-  13: "EACCES",
-  16: "EBUSY",
-  17: "EEXIST",
-  19: "ENODEV",
-  20: "ENOTDIR",
-  21: "EISDIR",
-  22: "EINVAL",
-  28: "ENOSPC",
-  38: "ENOSYS",
-  61: "ENODATA",
-  90: "EMSGSIZE",
-  95: "EOPNOTSUPP",
-  98: "EADDRINUSE",
-  99: "EADDRNOTAVAIL",
-  101: "ENETUNREACH",
-  104: "ECONNRESET",
-  110: "ETIMEDOUT",
-  111: "ECONNREFUSED",
-  113: "EHOSTUNREACH",
-  114: "EALREADY",
-  115: "EINPROGRESS",
-};
+/** errno names for the values this tool meets (x86_64 Linux); defined in ffi/errno.ts. */
+export { ERRNO_NAMES };
 
 /** Returns "EINVAL" for 22, "errno 999" for values not in the table. */
 export function errnoName(errno: number): string {
@@ -155,11 +128,11 @@ export function errnoOf(err: unknown): number | undefined {
       if (name === code) return Number(num);
     }
   }
-  if (err instanceof Deno.errors.NotFound) return 2;
-  if (err instanceof Deno.errors.PermissionDenied) return 13;
-  if (err instanceof Deno.errors.AlreadyExists) return 17;
-  if (err instanceof Deno.errors.Busy) return 16;
-  if (err instanceof Deno.errors.InvalidData) return 22;
+  if (err instanceof Deno.errors.NotFound) return ENOENT;
+  if (err instanceof Deno.errors.PermissionDenied) return EACCES;
+  if (err instanceof Deno.errors.AlreadyExists) return EEXIST;
+  if (err instanceof Deno.errors.Busy) return EBUSY;
+  if (err instanceof Deno.errors.InvalidData) return EINVAL;
   return undefined;
 }
 

@@ -2,6 +2,7 @@
  * NVMe admin commands through the passthrough ioctl on a controller's char device /dev/nvmeN:
  * Get Log Page (discovery log) and Identify (active namespace list).
  */
+import { EACCES } from "../../ffi/errno.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { getLogPageDwords } from "./discovery_log.ts";
@@ -107,7 +108,7 @@ export class AdminDevice {
       const e = errno();
       throw new NativeError("open", e, {
         message: `Cannot open '${path}': ${errnoName(e)} (${e}).`,
-        hint: e === 13 ? "Run as root." : undefined,
+        hint: e === EACCES ? "Run as root." : undefined,
       });
     }
     return new AdminDevice(fd, path);

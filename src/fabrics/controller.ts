@@ -3,6 +3,7 @@
  * /dev/nvme-fabrics, wait until it is live with its block devices, read the discovery log,
  * and delete it through sysfs.
  */
+import { EACCES, EBUSY, ENODEV, ENOENT, ENXIO, EPERM } from "../../ffi/errno.ts";
 import { EnvironmentError, errnoName, FailureError, NativeError } from "../errors.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { AdminDevice } from "./admin.ts";
@@ -81,12 +82,12 @@ async function openFabricsDevice(paths: FabricsPaths, transport: string): Promis
     const fd = libc().open(cString(path), O_RDWR | O_CLOEXEC, 0);
     if (fd >= 0) return fd;
     const e = errno();
-    if (e === 13 || e === 1) {
+    if (e === EACCES || e === EPERM) {
       throw new EnvironmentError(`Cannot open '${path}': permission denied (${errnoName(e)}).`, {
         hint: "Connecting needs root. Run with sudo.",
       });
     }
-    if (e !== 2 && e !== 19 && e !== 6) {
+    if (e !== ENOENT && e !== ENODEV && e !== ENXIO) {
       throw new NativeError("open", e, {
         message: `Cannot open '${path}': ${errnoName(e)} (${e}).`,
       });
@@ -162,13 +163,13 @@ export function deleteController(paths: FabricsPaths, name: string): Promise<voi
     return Promise.resolve();
   } catch (err) {
     const e = err instanceof KfsError ? err.errno : undefined;
-    if (e === 2) {
+    if (e === ENOENT) {
       throw new FailureError(`Controller '${name}' does not exist.`, {
         cause: err,
         hint: "'nvmeof list' shows the connected controllers.",
       });
     }
-    if (e === 13 || e === 1) {
+    if (e === EACCES || e === EPERM) {
       throw new EnvironmentError(`Cannot delete controller '${name}': permission denied.`, {
         cause: err,
         hint: "Disconnecting needs root. Run with sudo.",
@@ -177,7 +178,7 @@ export function deleteController(paths: FabricsPaths, name: string): Promise<voi
     throw new NativeError("write", e ?? 0, {
       message: `Cannot delete controller '${name}': ${e ? errnoName(e) : (err as Error).message}.`,
       cause: err,
-      hint: e === 16 ? "The controller never became live; retry in a moment." : undefined,
+      hint: e === EBUSY ? "The controller never became live; retry in a moment." : undefined,
     });
   }
 }
@@ -281,7 +282,7 @@ export async function readDiscoveryLog(
     try {
       dev = AdminDevice.open(path);
     } catch (err) {
-      if (i >= 100 || !(err instanceof NativeError) || err.errno !== 2) throw err;
+      if (i >= 100 || !(err instanceof NativeError) || err.errno !== ENOENT) throw err;
       await sleep(20); // the char device may lag the write's return by a moment
     }
   }

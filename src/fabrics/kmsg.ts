@@ -3,6 +3,7 @@
  * while we worked. Reading needs root (or CAP_SYSLOG); when it cannot be read we simply have no
  * reason to add.
  */
+import { EPIPE } from "../../ffi/errno.ts";
 import { errno, libc, O_CLOEXEC, O_NONBLOCK, O_RDONLY, SEEK_END } from "../../ffi/libc.ts";
 
 /** One kernel log record. */
@@ -66,7 +67,7 @@ export class KmsgWatch {
       const n = Number(c.read(this.#fd, buf, BigInt(buf.length)));
       if (n < 0) {
         const e = errno();
-        if (e === 32) continue; // EPIPE: records were overwritten; the next read resumes
+        if (e === EPIPE) continue; // records were overwritten; the next read resumes
         break; // EAGAIN: nothing more
       }
       if (n === 0) break;

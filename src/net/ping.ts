@@ -7,9 +7,6 @@
 import {
   AF_INET,
   AF_INET6,
-  EACCES,
-  EAGAIN,
-  EPERM,
   errno,
   IP_MTU_DISCOVER,
   IP_PMTUDISC_DO,
@@ -24,6 +21,7 @@ import {
   SOL_IP,
   SOL_IPV6,
 } from "../../ffi/libc.ts";
+import { EACCES, EAGAIN, EPERM } from "../../ffi/errno.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { isIpv4 } from "./address.ts";
 import { sockaddr } from "../rdma/cm.ts";

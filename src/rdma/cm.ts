@@ -3,6 +3,7 @@
  * O_NONBLOCK mode after a non-blocking poll, copied out, and acknowledged at once (the private
  * data they point to is freed by rdma_ack_cm_event, and rdma_destroy_id waits for every ack).
  */
+import { ENODEV, ENOENT } from "../../ffi/errno.ts";
 import { librdmacm } from "../../ffi/librdmacm.ts";
 import { AF_INET, AF_INET6, errno } from "../../ffi/libc.ts";
 import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
@@ -81,7 +82,7 @@ export class EventChannel implements Disposable {
       const e = errno();
       throw new NativeError("rdma_create_event_channel", e, {
         message: `Cannot open the RDMA connection manager: ${errnoName(e)} (${e}).`,
-        hint: e === 19 || e === 2
+        hint: e === ENODEV || e === ENOENT
           ? "Load rdma_ucm (modprobe rdma_ucm) and check that /dev/infiniband/rdma_cm exists."
           : undefined,
       });

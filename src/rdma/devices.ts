@@ -2,6 +2,7 @@
  * RDMA device discovery through libibverbs: devices, their attributes, ports and GID tables,
  * with the netdev each GID belongs to and that netdev's MTU beside the RoCE MTU.
  */
+import { EACCES, ENOSYS, EPERM } from "../../ffi/errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import {
@@ -50,7 +51,7 @@ function withDeviceList<T>(fn: (devices: Deno.PointerObject[]) => T): T {
     throw new EnvironmentError(
       `Cannot list RDMA devices: ibv_get_device_list() failed with ${errnoName(e)} (${e}).`,
       {
-        hint: e === 38
+        hint: e === ENOSYS
           ? "The kernel has no RDMA support loaded. Load ib_uverbs and your NIC's driver " +
             "(or add a Soft-RoCE device: rdma link add rxe0 type rxe netdev IFACE)."
           : "Check that ib_uverbs is loaded and /dev/infiniband exists.",
@@ -202,7 +203,7 @@ function describe(dev: Deno.PointerObject): DeviceInfo {
     const e = errno();
     throw new NativeError("ibv_open_device", e, {
       message: `Cannot open RDMA device '${name}': ${errnoName(e)} (${e}).`,
-      hint: e === 13 || e === 1
+      hint: e === EACCES || e === EPERM
         ? "Opening /dev/infiniband/uverbs* needs read/write access: run as root or join the rdma group."
         : undefined,
     });

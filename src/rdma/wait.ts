@@ -4,7 +4,6 @@
  * SIGTERM, or the program deciding to stop). The caller then makes its C call synchronously.
  */
 import {
-  EAGAIN,
   EFD_CLOEXEC,
   EFD_NONBLOCK,
   errno,
@@ -14,6 +13,7 @@ import {
   O_NONBLOCK,
   POLLIN,
 } from "../../ffi/libc.ts";
+import { EAGAIN } from "../../ffi/errno.ts";
 import { errnoName, FailureError, NativeError } from "../errors.ts";
 
 /** Thrown by a wait when its Canceller fired. */

@@ -6,11 +6,10 @@
  */
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
-import { errnoLabel } from "../configfs/native.ts";
 
 /** The errno name of a filesystem error ("EADDRNOTAVAIL"), or "" when it has none. */
 export function errnoCode(err: unknown): string {
-  if (err instanceof NativeError) return errnoLabel(err.errno);
+  if (err instanceof NativeError) return errnoName(err.errno);
   const code = (err as { code?: unknown })?.code;
   if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
   const n = errnoOf(err);

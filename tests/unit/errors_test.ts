@@ -12,6 +12,7 @@ import {
   UsageError,
 } from "../../src/errors.ts";
 import { LibraryLoadError, openLibrary } from "../../ffi/loader.ts";
+import * as errnoModule from "../../ffi/errno.ts";
 
 Deno.test("each error class carries its exit code", () => {
   assert.equal(new FailureError("x").exitCode, EXIT.failure);
@@ -80,4 +81,13 @@ Deno.test("ffi/ is the bottom room: it imports nothing from src/", async () => {
     const text = await Deno.readTextFile(new URL(entry.name, dir));
     assert.doesNotMatch(text, /from "\.\.\/src\//, entry.name);
   }
+});
+
+Deno.test("errno names and numbers are written once: every named errno has its name", () => {
+  for (const [name, value] of Object.entries(errnoModule)) {
+    if (name === "ERRNO_NAMES") continue;
+    assert.equal(errnoName(value as number), name);
+  }
+  assert.equal(errnoName(errnoModule.EALREADY), "EALREADY");
+  assert.equal(errnoName(524), "ENOTSUPP");
 });

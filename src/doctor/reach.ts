@@ -5,7 +5,7 @@
  * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
  * `classifyProbe` turns the event into a verdict.
  */
-import { IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { IBV_QP_ATTR as QA, RDMA_CM_ID as CID } from "../../ffi/structs.ts";
 import { errnoName } from "../errors.ts";
@@ -209,7 +209,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
     }
     case "REJECTED": {
       const sts = nvmeRejectStatus(o.privateData);
-      if (o.status === 28 && sts !== undefined) {
+      if (o.status === IB_CM_REJ.CONSUMER_DEFINED && sts !== undefined) {
         return check(
           id,
           "warn",
@@ -220,7 +220,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
             : "the target refused a standard Linux host request: check its kernel log (dmesg) for nvmet_rdma",
         );
       }
-      if (o.status === 8) {
+      if (o.status === IB_CM_REJ.INVALID_SERVICE_ID) {
         return check(
           id,
           "fail",
@@ -236,7 +236,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
           portFix,
         );
       }
-      if (o.status === 28) {
+      if (o.status === IB_CM_REJ.CONSUMER_DEFINED) {
         // Linux's RDMA-CM matches a request by port number, then by address; when the port number
         // has a listener bound to another address the request is refused this way, with no data.
         return check(

@@ -5,6 +5,7 @@
 import { EACCES } from "../../ffi/errno.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
+import { OwnedFd } from "../fd.ts";
 import { getLogPageDwords } from "./discovery_log.ts";
 
 /** `_IOWR('N', 0x41, struct nvme_admin_cmd)` on x86_64. */
@@ -92,12 +93,11 @@ export function encodePassthru(cmd: AdminCommand): Uint8Array {
 }
 
 /** An open controller char device (/dev/nvmeN) for admin commands; close it (or `using`). */
-export class AdminDevice {
-  #fd: number;
+export class AdminDevice extends OwnedFd {
   readonly path: string;
 
   private constructor(fd: number, path: string) {
-    this.#fd = fd;
+    super(fd);
     this.path = path;
   }
 
@@ -116,10 +116,10 @@ export class AdminDevice {
 
   /** Runs one admin command; returns the completion's result dword. */
   run(what: string, cmd: AdminCommand): number {
-    if (this.#fd < 0) throw new Error(`${this.path} is closed`);
+    if (this.fd < 0) throw new Error(`${this.path} is closed`);
     const s = encodePassthru(cmd);
     const data = cmd.data; // keep the buffer referenced across the call
-    const rc = libc().ioctl(this.#fd, NVME_IOCTL_ADMIN_CMD, s);
+    const rc = libc().ioctl(this.fd, NVME_IOCTL_ADMIN_CMD, s);
     if (rc < 0) {
       const e = errno();
       throw new NativeError("ioctl", e, {
@@ -164,17 +164,5 @@ export class AdminDevice {
       ids.push(id);
     }
     return ids;
-  }
-
-  /** Closes the fd; idempotent. */
-  close(): void {
-    if (this.#fd >= 0) {
-      libc().close(this.#fd);
-      this.#fd = -1;
-    }
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

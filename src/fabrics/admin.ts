@@ -7,6 +7,7 @@ import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { OwnedFd } from "../fd.ts";
 import { getLogPageDwords } from "./discovery_log.ts";
+import { NvmeStatusError } from "./nvme_status.ts";
 
 /** `_IOWR('N', 0x41, struct nvme_admin_cmd)` on x86_64. */
 export const NVME_IOCTL_ADMIN_CMD = 0xC0484E41n;
@@ -48,18 +49,6 @@ export const PASSTHRU = {
 
 /** Admin opcodes used here. */
 export const ADMIN_OPCODE = { getLogPage: 0x02, identify: 0x06 } as const;
-
-/** An admin command that returned an NVMe status (ioctl result > 0). */
-export class NvmeStatusError extends NativeError {
-  readonly status: number;
-  constructor(what: string, status: number) {
-    super("ioctl", 0, {
-      message: `${what} failed with NVMe status 0x${status.toString(16)}` +
-        `${status & 0x4000 ? " (do not retry)" : ""}.`,
-    });
-    this.status = status;
-  }
-}
 
 /** Fields of one admin command; the data buffer is the command's read target. */
 export interface AdminCommand {

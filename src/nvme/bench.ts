@@ -11,7 +11,7 @@ import { waitAnyReadable } from "../rdma/wait.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
 import { IO, type KeyedSgl, rwSqe } from "./capsule.ts";
 import { NvmeQueue } from "./queue.ts";
-import { NvmeStatusError } from "./status.ts";
+import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
 export const RW_MODES = ["randread", "read", "randwrite", "write", "verify"] as const;
 export type RwMode = typeof RW_MODES[number];

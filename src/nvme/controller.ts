@@ -43,7 +43,7 @@ import {
   shutdownComplete,
 } from "./identify.ts";
 import { NvmeQueue } from "./queue.ts";
-import { NvmeStatusError } from "./status.ts";
+import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
 export const ADMIN_DEPTH = 32;
 /** Keep-alive timeout asked for in the admin Connect (ms); long runs send Keep Alive within it. */

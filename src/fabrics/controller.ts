@@ -5,6 +5,7 @@
  */
 import { EACCES, EBUSY, ENODEV, ENOENT, ENXIO, EPERM } from "../../ffi/errno.ts";
 import { EnvironmentError, errnoName, FailureError, NativeError } from "../errors.ts";
+import { modprobe } from "../host/kernel.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { AdminDevice } from "./admin.ts";
 import { type ConnectAttempt, ConnectError, connectError } from "./connect_errors.ts";
@@ -55,27 +56,17 @@ export function parseInstanceReply(text: string): { instance: number; cntlid: nu
   return { instance, cntlid };
 }
 
-async function loadModule(name: string): Promise<string | undefined> {
-  try {
-    const out = await new Deno.Command("modprobe", {
-      args: [name],
-      stdout: "null",
-      stderr: "piped",
-    })
-      .output();
-    return out.success
-      ? undefined
-      : new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`;
-  } catch (err) {
-    return (err as Error).message;
-  }
+/** modprobe's message when loading `name` fails; undefined when it loads. */
+function failedLoad(name: string): string | undefined {
+  const m = modprobe(name);
+  return m.ok ? undefined : m.stderr;
 }
 
 /**
  * Opens /dev/nvme-fabrics read-write through libc (Deno refuses device files without
  * --allow-all), loading the module once when it is missing on the real host.
  */
-async function openFabricsDevice(paths: FabricsPaths, transport: string): Promise<number> {
+function openFabricsDevice(paths: FabricsPaths, transport: string): number {
   const path = `${paths.dev}/nvme-fabrics`;
   let loadError: string | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -93,7 +84,7 @@ async function openFabricsDevice(paths: FabricsPaths, transport: string): Promis
       });
     }
     if (attempt === 0 && isRealHost(paths)) {
-      loadError = await loadModule("nvme-fabrics") ?? await loadModule(`nvme-${transport}`);
+      loadError = failedLoad("nvme-fabrics") ?? failedLoad(`nvme-${transport}`);
       continue;
     }
     throw new EnvironmentError(
@@ -121,7 +112,7 @@ export async function createController(
   opts: ConnectOptions,
   attempt: ConnectAttempt,
 ): Promise<NewController> {
-  const fd = await openFabricsDevice(paths, opts.transport);
+  const fd = openFabricsDevice(paths, opts.transport);
   const c = libc();
   using kmsg = new KmsgWatch(`${paths.dev}/kmsg`);
   try {

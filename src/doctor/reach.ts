@@ -6,14 +6,11 @@
  * `classifyProbe` turns the event into a verdict.
  */
 import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
-import { libibverbs } from "../../ffi/libibverbs.ts";
-import { IBV_QP_ATTR as QA, RDMA_CM_ID as CID } from "../../ffi/structs.ts";
 import { errnoName } from "../errors.ts";
 import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
 import { parseSockaddr } from "../net/address.ts";
-import { cView } from "../rdma/native.ts";
 import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
 import { WaitTimeoutError } from "../rdma/wait.ts";
 import { type Check, check } from "./check.ts";
@@ -72,24 +69,12 @@ function sockaddrText(b: Uint8Array): string {
 }
 
 function localSide(id: CmId): ProbeOutcome["src"] {
-  const p = id.pointer;
-  const view = cView(p, CID.$size);
-  const src = new Uint8Array(view.buffer, view.byteOffset + CID["route.addr.src_addr"], 128);
-  const ctx = id.verbs;
-  let device = "?";
-  if (ctx) {
-    const dev = new Deno.UnsafePointerView(ctx).getPointer(0);
-    const name = dev ? libibverbs().ibv_get_device_name(dev) : null;
-    if (name) device = Deno.UnsafePointerView.getCString(name);
-  }
-  return { addr: sockaddrText(src), device, port: id.portNum };
+  return { addr: sockaddrText(id.sourceAddress), device: id.deviceName ?? "?", port: id.portNum };
 }
 
 function toRts(id: CmId, qp: QueuePair): void {
   for (const state of [IBV_QPS.INIT, IBV_QPS.RTR, IBV_QPS.RTS]) {
-    const attr = new Uint8Array(QA.$size);
-    const mask = id.initQpAttr(state, attr);
-    qp.modify(attr, mask, `Cannot move the probe's queue pair to state ${state}`);
+    id.moveQp(qp, state, `Cannot move the probe's queue pair to state ${state}`);
   }
 }
 
@@ -156,8 +141,7 @@ export async function probeNvmeRdma(
   const cq = stack.use(new CompletionQueue(ctx, 4));
   const qp = new QueuePair(pd, cq, { maxSendWr: 1, maxRecvWr: 1 });
   stack.defer(() => qp.close()); // before the CQ and PD it uses
-  const init = new Uint8Array(QA.$size);
-  qp.modify(init, id.initQpAttr(IBV_QPS.INIT, init), "Cannot move the probe's queue pair to INIT");
+  id.moveQp(qp, IBV_QPS.INIT, "Cannot move the probe's queue pair to INIT");
   id.connect({
     privateData: adminConnectRequest(),
     qpNum: qp.qpNum,

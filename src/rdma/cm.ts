@@ -5,10 +5,13 @@
  */
 import { ENODEV, ENOENT } from "../../ffi/errno.ts";
 import { librdmacm } from "../../ffi/librdmacm.ts";
+import { libibverbs } from "../../ffi/libibverbs.ts";
 import { AF_INET, AF_INET6, errno } from "../../ffi/libc.ts";
 import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
 import {
+  IBV_CONTEXT,
   IBV_QP_ATTR as QA,
+  KERNEL_SOCKADDR_STORAGE,
   RDMA_CM_EVENT as EV,
   RDMA_CM_ID as CID,
   RDMA_CONN_PARAM as CP,
@@ -323,6 +326,28 @@ export class CmId implements Disposable {
     const rc = librdmacm().rdma_init_qp_attr(this.pointer, attr, mask);
     checkCm("rdma_init_qp_attr", rc, `Cannot get the QP attributes for ${qpStateName(state)}`);
     return mask[0];
+  }
+
+  /** Moves `qp` to `state` with the attributes the CM chose (rdma_init_qp_attr, ibv_modify_qp). */
+  moveQp(qp: QueuePair, state: number, what: string): void {
+    const attr = new Uint8Array(QA.$size);
+    qp.modify(attr, this.initQpAttr(state, attr), what);
+  }
+
+  /** The local struct sockaddr (route.addr.src_addr, 128 bytes) chosen by address resolution. */
+  get sourceAddress(): Uint8Array {
+    const view = cView(this.pointer, CID.$size);
+    const at = view.byteOffset + CID["route.addr.src_addr"];
+    return new Uint8Array(view.buffer, at, KERNEL_SOCKADDR_STORAGE.$size).slice();
+  }
+
+  /** The name of the RDMA device the id is bound to (rxe0 …), undefined before it is bound. */
+  get deviceName(): string | undefined {
+    const ctx = this.verbs;
+    if (!ctx) return undefined;
+    const dev = new Deno.UnsafePointerView(ctx).getPointer(IBV_CONTEXT.device);
+    const name = dev ? libibverbs().ibv_get_device_name(dev) : null;
+    return name ? Deno.UnsafePointerView.getCString(name) : undefined;
   }
 
   close(): void {

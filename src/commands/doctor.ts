@@ -8,7 +8,7 @@ import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabric
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";
 import { runDoctor } from "../doctor/run.ts";
-import { intFlag } from "../cli/parse.ts";
+import { intFlag, stringFlag } from "../cli/parse.ts";
 
 const ROLES = ["initiator", "target", "both"] as const;
 
@@ -95,7 +95,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   ],
   async run(ctx) {
     const v = ctx.values;
-    const role = v.role as string | undefined;
+    const role = stringFlag(v, "role");
     if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {
       throw new UsageError(`--role must be initiator, target or both, not '${role}'.`);
     }
@@ -121,7 +121,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
       trsvcid,
       nqn,
       hostnqn,
-      hostid: v.hostid as string | undefined,
+      hostid: stringFlag(v, "hostid"),
       timeoutMs: intFlag(v, "timeout", 5000, 100, 600_000),
     });
     return {

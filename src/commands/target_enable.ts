@@ -1,6 +1,7 @@
 /**
  * `nvmeof target enable / disable`: the systemd unit that restores the target at boot.
  */
+import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
 import { persistPaths } from "../persist/paths.ts";
@@ -19,7 +20,7 @@ function absolute(file: string): string {
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const paths = persistPaths();
-  const file = absolute((ctx.values.file as string | undefined) ?? `${paths.etc}/target.yaml`);
+  const file = absolute(stringFlag(ctx.values, "file") ?? `${paths.etc}/target.yaml`);
   // The unit must not fail at every boot on a spec that is wrong now: validate it first.
   const { loadSpecFile } = await import("../target/spec.ts");
   const spec = await loadSpecFile(file, { checkFiles: ctx.values["skip-device-check"] !== true });

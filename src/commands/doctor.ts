@@ -5,6 +5,7 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
+import { ADDRESS_FLAGS } from "../fabrics/flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";
 import { runDoctor } from "../doctor/run.ts";
@@ -50,13 +51,7 @@ Roots can be moved for tests: --configfs, NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_N
 NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   options: {
     traddr: { type: "string", short: "a", value: "ADDR", description: "Target address to test" },
-    trsvcid: {
-      type: "string",
-      short: "s",
-      value: "PORT",
-      description: "Target port",
-      default: DEFAULT_TRSVCID,
-    },
+    trsvcid: ADDRESS_FLAGS.trsvcid,
     nqn: {
       type: "string",
       short: "n",

@@ -101,31 +101,22 @@ export const rdmaPingCommand: CommandDetails = {
     const trace = new Trace(v.trace === true);
     using cancel = new Canceller().onSignals();
     try {
-      if (v.rping) {
-        if (v.op !== undefined) {
-          throw new UsageError("--rping has its own fixed operations: drop --op.");
-        }
-        const r = await rpingClient({
-          host,
-          port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
-          size: intFlag(v, "size", 64, 1, 1 << 30),
-          count: intFlag(v, "count", 10, 1),
-          timeoutMs: intFlag(v, "timeout", 10000, 1),
-          trace,
-          cancel,
-        });
-        return { data: r, text: rpingText as (d: unknown) => string };
+      if (v.rping && v.op !== undefined) {
+        throw new UsageError("--rping has its own fixed operations: drop --op.");
       }
-      const r = await pingClient({
+      const common = {
         host,
         port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
-        op,
         size: intFlag(v, "size", 64, 1, 1 << 30),
-        count: intFlag(v, "count", 1000, 1),
         timeoutMs: intFlag(v, "timeout", 10000, 1),
         trace,
         cancel,
-      });
+      };
+      if (v.rping) {
+        const r = await rpingClient({ ...common, count: intFlag(v, "count", 10, 1) });
+        return { data: r, text: rpingText as (d: unknown) => string };
+      }
+      const r = await pingClient({ ...common, op, count: intFlag(v, "count", 1000, 1) });
       return { data: r, text: clientText as (d: unknown) => string };
     } catch (err) {
       throw withTrace(err, trace);

@@ -5,7 +5,7 @@
  * machine.
  */
 import { AF_INET, AF_INET6 } from "../../ffi/libc.ts";
-import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/structs.ts";
+import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/libc_structs.ts";
 
 /** An IP address and port; `address` is canonical (see canonicalIp). */
 export interface SocketAddress {

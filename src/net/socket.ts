@@ -13,7 +13,7 @@ import {
   SOCK_RAW,
   SOL_SOCKET,
 } from "../../ffi/libc.ts";
-import { SOCKADDR_NL, TIMEVAL } from "../../ffi/structs.ts";
+import { SOCKADDR_NL, TIMEVAL } from "../../ffi/libc_structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { OwnedFd } from "../fd.ts";
 import { encodeMessage, messageErrno, type NetlinkMessage, parseMessages } from "./netlink.ts";

@@ -11,14 +11,12 @@ import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
 import {
   IBV_CONTEXT,
   IBV_QP_ATTR as QA,
-  KERNEL_SOCKADDR_STORAGE,
   RDMA_CM_EVENT as EV,
   RDMA_CM_ID as CID,
   RDMA_CONN_PARAM as CP,
   RDMA_EVENT_CHANNEL,
-  SOCKADDR_IN,
-  SOCKADDR_IN6,
 } from "../../ffi/structs.ts";
+import { KERNEL_SOCKADDR_STORAGE, SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/libc_structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { parseIpv4, parseIpv6 } from "../net/address.ts";
 import { addressOf, checkCm, cView } from "./native.ts";

@@ -13,7 +13,7 @@ import {
   wcStatusName,
 } from "../../ffi/enums.ts";
 import { NativeCall, usingLibffi } from "../../ffi/libffi.ts";
-import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/structs.ts";
+import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/libc_structs.ts";
 
 Deno.test("sockaddr encodes IPv4 with the port in network order", () => {
   const sa = sockaddr("10.77.0.1", 7174);

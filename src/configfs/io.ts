@@ -5,7 +5,7 @@
  * Paths are relative to the nvmet root (`<configfs>/nvmet`). Every operation is synchronous: a
  * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
  */
-import { listDir, readText, writeText } from "../fabrics/kfs.ts";
+import { listDir, readText, writeText } from "../host/kfs.ts";
 import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./native.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */

@@ -5,7 +5,7 @@
  * the rules are testable without hardware.
  */
 import { fileKind } from "../configfs/native.ts";
-import { listDir, readText } from "../fabrics/kfs.ts";
+import { listDir, readText } from "../host/kfs.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";
 import type { GidInfo, PortInfo } from "../rdma/devices.ts";

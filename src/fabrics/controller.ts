@@ -17,7 +17,7 @@ import {
   HEADER_READ_SIZE,
   HEADER_SIZE,
 } from "./discovery_log.ts";
-import { exists, KfsError, writeText } from "./kfs.ts";
+import { exists, KfsError, writeText } from "../host/kfs.ts";
 import { KmsgWatch } from "./kmsg.ts";
 import { buildOptionString, type ConnectOptions } from "./options.ts";
 import { DISCOVERY_NQN } from "./nqn.ts";

@@ -7,7 +7,7 @@
 import { EACCES, ENOENT, EROFS } from "../../ffi/errno.ts";
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
 import { checkNqn, isUuid } from "./options.ts";
-import { readText } from "./kfs.ts";
+import { readText } from "../host/kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
 
 /** The prefix of UUID-based host NQNs. */

@@ -3,6 +3,7 @@
  * (`mount`, `modprobe`): one runner and one mount check for the target, the host's connect and
  * the doctor.
  */
+import { readText } from "./kfs.ts";
 /** How a system tool ended: `stderr` is its message (or why it could not start). */
 export interface ToolResult {
   ok: boolean;
@@ -32,7 +33,7 @@ export function modprobe(name: string): ToolResult {
 export function isConfigfsMounted(dir: string, proc = "/proc"): boolean | undefined {
   let text: string;
   try {
-    text = Deno.readTextFileSync(`${proc}/mounts`);
+    text = readText(`${proc}/mounts`, 1 << 20);
   } catch {
     return undefined;
   }

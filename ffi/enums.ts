@@ -145,6 +145,14 @@ export function cmEventName(event: number): string {
   return `UNKNOWN_EVENT_${event}`;
 }
 
+/** The IB CM reject reasons the code tells apart (include/rdma/ib_cm.h enum ib_cm_rej_reason). */
+export const IB_CM_REJ = {
+  /** No listener on the service ID (address and port): what rdma_cm sends for a closed port. */
+  INVALID_SERVICE_ID: 8,
+  /** The listener rejected with its own private data (rdma_reject). */
+  CONSUMER_DEFINED: 28,
+} as const;
+
 /** IB CM reject reasons (include/rdma/ib_cm.h enum ib_cm_rej_reason). */
 export const IB_CM_REJ_REASON: Readonly<Record<number, string>> = {
   1: "NO_QP",

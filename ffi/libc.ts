@@ -8,7 +8,7 @@
  * errno: after a failing synchronous call, read `errno()` in the very next statement, before any
  * allocation or `await` (a GC or another call on the main thread can overwrite it).
  */
-import { EnvironmentError } from "../src/errors.ts";
+import { lazy, openLibrary } from "./loader.ts";
 
 export const LIBC_SYMBOLS = {
   /** int open(const char *pathname, int flags, ... mode_t mode); */
@@ -97,11 +97,6 @@ export const F_SETFL = 4;
 export const POLLIN = 1;
 export const EFD_NONBLOCK = 0o4000;
 export const EFD_CLOEXEC = 0o2000000;
-export const EAGAIN = 11;
-/** errnos the ICMP echo probe tells apart. */
-export const EPERM = 1;
-export const EACCES = 13;
-export const EMSGSIZE = 90;
 /** Socket domains, types, protocols and options of <sys/socket.h>/<netinet/in.h> (x86_64 Linux). */
 export const AF_INET = 2;
 export const AF_INET6 = 10;
@@ -139,16 +134,22 @@ export const S_IFDIR = 0o040000;
 export const S_IFBLK = 0o060000;
 export const S_IFLNK = 0o120000;
 
-/** Where libc is looked for, in order. */
-export function libcCandidates(): string[] {
-  const env = Deno.env.get("NVMEOF_LIBC");
-  return [...(env ? [env] : []), "/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"];
-}
-
 type Libc = Deno.DynamicLibrary<typeof LIBC_SYMBOLS>["symbols"];
-let loaded: { symbols: Libc; errnoView: Deno.UnsafePointerView } | undefined;
 
-/** The libc symbols, opening the library on first use. Throws EnvironmentError naming every path tried. */
+const load = lazy(() => {
+  let errnoAt: Deno.PointerValue = null;
+  const lib = openLibrary(
+    { name: "libc", soname: "libc.so.6", env: "NVMEOF_LIBC", install: "the C library (glibc)" },
+    LIBC_SYMBOLS,
+    (l) => {
+      errnoAt = l.symbols.__errno_location();
+      if (errnoAt === null) throw new Error("__errno_location() returned NULL");
+    },
+  );
+  return { symbols: lib.symbols, errnoView: new Deno.UnsafePointerView(errnoAt!) };
+});
+
+/** The libc symbols, opening the library on first use. Throws LibraryLoadError naming every path tried. */
 export function libc(): Libc {
   return load().symbols;
 }
@@ -156,25 +157,6 @@ export function libc(): Libc {
 /** The calling thread's errno (the main thread's; read it right after the failing call). */
 export function errno(): number {
   return load().errnoView.getInt32(0);
-}
-
-function load(): { symbols: Libc; errnoView: Deno.UnsafePointerView } {
-  if (loaded) return loaded;
-  const tried: string[] = [];
-  for (const path of libcCandidates()) {
-    try {
-      const lib = Deno.dlopen(path, LIBC_SYMBOLS);
-      const ptr = lib.symbols.__errno_location();
-      if (ptr === null) throw new Error("__errno_location() returned NULL");
-      loaded = { symbols: lib.symbols, errnoView: new Deno.UnsafePointerView(ptr) };
-      return loaded;
-    } catch (err) {
-      tried.push(`${path}: ${(err as Error).message}`);
-    }
-  }
-  throw new EnvironmentError(`Cannot load the C library (libc) through FFI.`, {
-    hint: `Tried:\n${tried.join("\n")}\nSet NVMEOF_LIBC to the path of libc.so.6.`,
-  });
 }
 
 /** A NUL-terminated C string in a buffer, for `buffer` parameters. */

@@ -2,7 +2,7 @@
  * libibverbs.so.1: the exported symbols nvmeof calls, keyed by their exact C names, with each C
  * declaration in a comment. The data-path verbs (ibv_post_send, ibv_post_recv, ibv_poll_cq,
  * ibv_req_notify_cq) are header inlines, not exports: they are reached through ibv_context.ops
- * (see ffi/ops.ts). Return conventions: constructors give NULL + errno; the rest give 0 or a
+ * (the slot offsets are IBV_CONTEXT["ops.*"] in ffi/structs.ts; src/rdma/verbs.ts calls them). Return conventions: constructors give NULL + errno; the rest give 0 or a
  * positive errno value.
  */
 import { lazy, openLibrary } from "./loader.ts";

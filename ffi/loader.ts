@@ -5,8 +5,10 @@
  * on hosts without rdma-core. The order is: an environment override, then absolute paths in the
  * usual library directories (a scoped `--allow-ffi` resolves bare names against the working
  * directory), then the bare soname for the dynamic loader. A failure names every path tried and why.
+ *
+ * ffi/ is the bottom room: it imports nothing from src/. A library that does not load throws
+ * LibraryLoadError, which src/errors.ts reports as an environment error (exit 3).
  */
-import { EnvironmentError } from "../src/errors.ts";
 
 const LIB_DIRS = [
   "/usr/lib/x86_64-linux-gnu",
@@ -28,6 +30,26 @@ export interface LibrarySpec {
   install: string;
 }
 
+/** A library could not be opened from any path: says which paths were tried and why each failed. */
+export class LibraryLoadError extends Error {
+  /** The library's human name ("libibverbs"). */
+  readonly library: string;
+  /** Each path tried, with the reason it failed ("/usr/lib/libx.so.1: no such file"). */
+  readonly tried: string[];
+  /** What to install, or which variable to set. */
+  readonly hint: string;
+
+  constructor(spec: LibrarySpec, tried: string[]) {
+    super(`Cannot load ${spec.name} (${spec.soname}).`);
+    this.name = "LibraryLoadError";
+    this.library = spec.name;
+    this.tried = tried;
+    this.hint = `Install ${spec.install}, or set ${spec.env} to the library's path.\nTried:\n  ${
+      tried.join("\n  ")
+    }`;
+  }
+}
+
 /** Every path `spec` may be loaded from, in the order they are tried. */
 export function candidatePaths(spec: LibrarySpec): string[] {
   let override: string | undefined;
@@ -41,12 +63,14 @@ export function candidatePaths(spec: LibrarySpec): string[] {
 }
 
 /**
- * Opens the library with the given symbols. Throws EnvironmentError (exit 3) that lists each
- * path tried with its reason: file missing, or present but unusable (a missing symbol, say).
+ * Opens the library with the given symbols. Throws LibraryLoadError that lists each path tried
+ * with its reason: file missing, or present but unusable (a missing symbol, say). `check` may
+ * refuse a library that opened (it throws; the library is closed and the next path tried).
  */
 export function openLibrary<S extends Deno.ForeignLibraryInterface>(
   spec: LibrarySpec,
   symbols: S,
+  check?: (lib: Deno.DynamicLibrary<S>) => void,
 ): Deno.DynamicLibrary<S> {
   const tried: string[] = [];
   for (const path of candidatePaths(spec)) {
@@ -58,17 +82,17 @@ export function openLibrary<S extends Deno.ForeignLibraryInterface>(
         continue;
       }
     }
+    let lib: Deno.DynamicLibrary<S> | undefined;
     try {
-      return Deno.dlopen(path, symbols);
+      lib = Deno.dlopen(path, symbols);
+      check?.(lib);
+      return lib;
     } catch (err) {
+      lib?.close();
       tried.push(`${path}: ${(err as Error).message}`);
     }
   }
-  throw new EnvironmentError(`Cannot load ${spec.name} (${spec.soname}).`, {
-    hint: `Install ${spec.install}, or set ${spec.env} to the library's path.\nTried:\n  ${
-      tried.join("\n  ")
-    }`,
-  });
+  throw new LibraryLoadError(spec, tried);
 }
 
 /** Memoizes a loader so each library is opened once, on first use. */

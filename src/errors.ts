@@ -5,6 +5,8 @@
  * Messages are sentence case, start with what failed, quote values, name the cause, and say what
  * to do next. Always attach `{ cause }` when wrapping another error.
  */
+import { EACCES, EBUSY, EEXIST, EINVAL, ENOENT, ERRNO_NAMES } from "../ffi/errno.ts";
+import { LibraryLoadError } from "../ffi/loader.ts";
 
 /** How many characters of a value a message quotes; the rest is counted, not shown. */
 export const QUOTE_MAX = 80;
@@ -87,36 +89,8 @@ export class EnvironmentError extends NvmeofError {
   override readonly exitCode: number = EXIT.environment;
 }
 
-/** errno names for the values this tool meets (x86_64 Linux). */
-export const ERRNO_NAMES: Readonly<Record<number, string>> = {
-  1: "EPERM",
-  2: "ENOENT",
-  4: "EINTR",
-  5: "EIO",
-  11: "EAGAIN",
-  12: "ENOMEM",
-  13: "EACCES",
-  16: "EBUSY",
-  17: "EEXIST",
-  19: "ENODEV",
-  20: "ENOTDIR",
-  21: "EISDIR",
-  22: "EINVAL",
-  28: "ENOSPC",
-  38: "ENOSYS",
-  61: "ENODATA",
-  90: "EMSGSIZE",
-  95: "EOPNOTSUPP",
-  98: "EADDRINUSE",
-  99: "EADDRNOTAVAIL",
-  101: "ENETUNREACH",
-  104: "ECONNRESET",
-  110: "ETIMEDOUT",
-  111: "ECONNREFUSED",
-  113: "EHOSTUNREACH",
-  114: "EALREADY",
-  115: "EINPROGRESS",
-};
+/** errno names for the values this tool meets (x86_64 Linux); defined in ffi/errno.ts. */
+export { ERRNO_NAMES };
 
 /** Returns "EINVAL" for 22, "errno 999" for values not in the table. */
 export function errnoName(errno: number): string {
@@ -154,24 +128,37 @@ export function errnoOf(err: unknown): number | undefined {
       if (name === code) return Number(num);
     }
   }
-  if (err instanceof Deno.errors.NotFound) return 2;
-  if (err instanceof Deno.errors.PermissionDenied) return 13;
-  if (err instanceof Deno.errors.AlreadyExists) return 17;
-  if (err instanceof Deno.errors.Busy) return 16;
-  if (err instanceof Deno.errors.InvalidData) return 22;
+  if (err instanceof Deno.errors.NotFound) return ENOENT;
+  if (err instanceof Deno.errors.PermissionDenied) return EACCES;
+  if (err instanceof Deno.errors.AlreadyExists) return EEXIST;
+  if (err instanceof Deno.errors.Busy) return EBUSY;
+  if (err instanceof Deno.errors.InvalidData) return EINVAL;
   return undefined;
+}
+
+/**
+ * The error as this tree sees it: a LibraryLoadError from ffi/ (which imports nothing from src/)
+ * is an EnvironmentError (exit 3); any other error is itself.
+ */
+export function ownError(err: unknown): unknown {
+  if (err instanceof LibraryLoadError) {
+    return new EnvironmentError(err.message, { hint: err.hint, cause: err });
+  }
+  return err;
 }
 
 /** The exit code an error ends the process with: its own, or failure (1) for unexpected ones. */
 export function exitCodeOf(err: unknown): number {
-  return err instanceof NvmeofError ? err.exitCode : EXIT.failure;
+  const own = ownError(err);
+  return own instanceof NvmeofError ? own.exitCode : EXIT.failure;
 }
 
 /** What is said of an error nvmeof did not expect (one that is not an NvmeofError). */
 const BUG_HINT = "this is a bug in nvmeof; run with --verbose for details";
 
 /** An error as `-o json` prints it on stdout: `{"error": {message, hint?, exit_code}}`. */
-export function errorRecord(err: unknown): { message: string; hint?: string; exit_code: number } {
+export function errorRecord(raw: unknown): { message: string; hint?: string; exit_code: number } {
+  const err = ownError(raw);
   const message = redactSecrets(err instanceof Error ? err.message : String(err));
   const own = err instanceof NvmeofError ? err.hint : err instanceof Error ? BUG_HINT : undefined;
   const hint = own === undefined ? undefined : redactSecrets(own);
@@ -179,7 +166,8 @@ export function errorRecord(err: unknown): { message: string; hint?: string; exi
 }
 
 /** Formats an error for stderr: `error: …`, the hint, and with `verbose` the cause chain. */
-export function formatError(err: unknown, verbose: boolean): string {
+export function formatError(raw: unknown, verbose: boolean): string {
+  const err = ownError(raw);
   const lines: string[] = [];
   if (err instanceof NvmeofError) {
     lines.push(`error: ${err.message}`);

@@ -103,7 +103,7 @@ export async function parseInvocation(
   for (const [name, o] of Object.entries(options)) {
     if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
   }
-  const output = values.output as string;
+  const output = stringFlag(values, "output") ?? String(GLOBAL_OPTIONS.output.default);
   const formats = ["text", "json", ...(command?.outputs ?? [])];
   if (!formats.includes(output)) {
     throw new UsageError(
@@ -116,7 +116,7 @@ export async function parseInvocation(
   const global: GlobalOptions = {
     output,
     verbose: values.verbose === true,
-    configfs: values.configfs as string,
+    configfs: stringFlag(values, "configfs") ?? String(GLOBAL_OPTIONS.configfs.default),
   };
   const help = values.help === true;
   for (const name of Object.keys(GLOBAL_OPTIONS)) delete values[name];
@@ -204,6 +204,30 @@ function plainSwitches(
     values[name] = true;
   }
   return { values, positionals: [] };
+}
+
+/**
+ * The value of string flag `name`, undefined when it was not given. A flag the table declares
+ * as boolean or `multiple` is a bug in the caller (TypeError), not the user's mistake.
+ */
+export function stringFlag(
+  values: Readonly<Record<string, unknown>>,
+  name: string,
+): string | undefined {
+  const v = values[name];
+  if (v === undefined || typeof v === "string") return v;
+  throw new TypeError(`--${name} is not a single-valued string flag`);
+}
+
+/** The value of string flag `name`; a usage error saying `missing` when it was not given. */
+export function requiredStringFlag(
+  values: Readonly<Record<string, unknown>>,
+  name: string,
+  missing: string,
+): string {
+  const v = stringFlag(values, name);
+  if (v === undefined) throw new UsageError(missing);
+  return v;
 }
 
 /**

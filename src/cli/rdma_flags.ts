@@ -3,7 +3,7 @@
  * server mode (`--server`) both run, which answers ping, bw and (with --rping) rping clients.
  */
 import type { CommandResult, RunContext } from "./command.ts";
-import { intFlag } from "./parse.ts";
+import { intFlag, stringFlag } from "./parse.ts";
 import { Listener, Trace } from "../rdma/connection.ts";
 import { serve } from "../rdma/ping_server.ts";
 import { rpingServe } from "../rdma/rping.ts";
@@ -54,7 +54,7 @@ function serverText(r: ServerResult): string {
 /** Runs the server side until SIGINT/SIGTERM (or --clients N): shared by ping and bw. */
 export async function runServer(ctx: RunContext, kind: string): Promise<CommandResult> {
   const v = ctx.values;
-  const host = (v.traddr as string | undefined) ?? "0.0.0.0";
+  const host = stringFlag(v, "traddr") ?? "0.0.0.0";
   const port = intFlag(v, "port", DEFAULT_PORT, 1, 65535);
   using cancel = new Canceller().onSignals();
   using listener = new Listener(host, port);

@@ -2,6 +2,7 @@
  * `nvmeof enable-autoconnect / disable-autoconnect`: the systemd unit that reconnects the saved
  * connections at boot.
  */
+import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
 import { checkInt } from "../fabrics/options.ts";
@@ -29,7 +30,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
     });
   }
   const retryFor = checkInt(
-    (ctx.values["retry-for"] as string | undefined) ?? String(DEFAULT_RETRY_FOR),
+    stringFlag(ctx.values, "retry-for") ?? String(DEFAULT_RETRY_FOR),
     "--retry-for",
     0,
     86400,

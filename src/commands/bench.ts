@@ -2,7 +2,7 @@
  * `nvmeof bench`: NVMe over RDMA I/O from user space, with data landing in registered buffers
  * (no nvme-rdma, no block device): IOPS, MB/s and latency, or `verify` of an LBA pattern.
  */
-import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import {
   controllerFromFlags,
@@ -13,10 +13,12 @@ import {
 import { DEFAULT_POLL_MS, RW_MODES, type RwMode, writes } from "../nvme/bench.ts";
 import { type BenchParams, runBench } from "../nvme/bench_run.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { intFlag, optionalIntFlag } from "../cli/parse.ts";
+import { intFlag, optionalIntFlag, requiredStringFlag } from "../cli/parse.ts";
 
 /** I/O queue entries by default: nvme-cli's and the kernel's NVMF_DEF_QUEUE_SIZE. */
 export const DEFAULT_QUEUE_SIZE = 128;
+
+const NQN_MISSING = "bench needs the subsystem: -n NQN.";
 
 export const BENCH_OPTIONS = {
   ...TARGET_FLAGS,
@@ -58,7 +60,7 @@ export const BENCH_OPTIONS = {
     description: "Let write, randwrite and verify overwrite the namespace's data",
   },
   timeout: TIMEOUT_FLAG,
-} as const;
+} satisfies Record<string, OptionSpec>;
 
 /** The validated run parameters. */
 export function benchParams(v: Record<string, unknown>): BenchParams {
@@ -71,9 +73,7 @@ export function benchParams(v: Record<string, unknown>): BenchParams {
       hint: "Add --allow-write if the data on it may be destroyed.",
     });
   }
-  if (typeof v.nqn !== "string") {
-    throw new UsageError("bench needs the subsystem: -n NQN.");
-  }
+  requiredStringFlag(v, "nqn", NQN_MISSING);
   const bs = intFlag(v, "bs", 4096, 512, 1 << 20);
   if (bs % 512 !== 0) throw new UsageError(`--bs must be a multiple of 512, not '${bs}'.`);
   if (v.time !== undefined && v.ios !== undefined) {
@@ -148,7 +148,7 @@ prints the partial result over the time that ran, marked interrupted (JSON: "int
 "stopped": "SIGINT received"); the exit code is then 1, as for every run that did not finish.
 A target that drops a queue or stops answering for --timeout ends the run with exit 1 and an
 error naming the queue.`,
-  options: BENCH_OPTIONS as unknown as CommandDetails["options"],
+  options: BENCH_OPTIONS,
   examples: [
     "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1            # 4 KiB random reads, QD 32, 10 s",
     "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 --qd 1 --time 5 -o json",
@@ -157,7 +157,7 @@ error naming the queue.`,
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
     const p = benchParams(v);
-    const target = await controllerFromFlags(v, v.nqn as string);
+    const target = await controllerFromFlags(v, requiredStringFlag(v, "nqn", NQN_MISSING));
     using cancel = new Canceller().onSignals();
     const r = await runBench({ ...target, cancel }, p);
     if (r.mismatch !== undefined) {

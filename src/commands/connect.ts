@@ -20,13 +20,12 @@ import {
   checkInt,
   checkNqn,
   type ConnectOptions,
-  DISCOVERY_NQN,
-  isIpv4,
-  isIpv6,
   redactedOptionString,
   type Transport,
 } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
+import { isIpv4, isIpv6 } from "../net/address.ts";
 import { connectionsFile, persistPaths } from "../persist/paths.ts";
 import {
   describeSaved,
@@ -326,7 +325,9 @@ async function connectEntries(
       rows.push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
       continue;
     }
-    if ((e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr))) {
+    if (
+      (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
+    ) {
       rows.push(skip(e, `address '${e.traddr}' is not an IP address`));
       continue;
     }

@@ -2,6 +2,7 @@
  * `nvmeof connections [list|remove|import]`: the saved connections that `connect --saved`
  * (and nvmeof-autoconnect.service at boot) reconnects.
  */
+import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
@@ -47,8 +48,8 @@ async function removeRun(ctx: RunContext): Promise<CommandResult> {
   const file = connectionsFile(persistPaths());
   const list = await loadConnections(file);
   const all = ctx.values.all === true;
-  const nqn = ctx.values.nqn as string | undefined;
-  const traddr = ctx.values.traddr as string | undefined;
+  const nqn = stringFlag(ctx.values, "nqn");
+  const traddr = stringFlag(ctx.values, "traddr");
   if (!all && nqn === undefined && ctx.positionals.length === 0) {
     throw new UsageError("Say which saved connections to remove.", {
       hint: "Give their numbers from 'nvmeof connections list', or -n NQN [-a ADDR], or --all.",

@@ -5,10 +5,11 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
+import { ADDRESS_FLAGS } from "../fabrics/flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";
 import { runDoctor } from "../doctor/run.ts";
-import { intFlag } from "../cli/parse.ts";
+import { intFlag, stringFlag } from "../cli/parse.ts";
 
 const ROLES = ["initiator", "target", "both"] as const;
 
@@ -50,13 +51,7 @@ Roots can be moved for tests: --configfs, NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_N
 NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   options: {
     traddr: { type: "string", short: "a", value: "ADDR", description: "Target address to test" },
-    trsvcid: {
-      type: "string",
-      short: "s",
-      value: "PORT",
-      description: "Target port",
-      default: DEFAULT_TRSVCID,
-    },
+    trsvcid: ADDRESS_FLAGS.trsvcid,
     nqn: {
       type: "string",
       short: "n",
@@ -95,7 +90,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   ],
   async run(ctx) {
     const v = ctx.values;
-    const role = v.role as string | undefined;
+    const role = stringFlag(v, "role");
     if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {
       throw new UsageError(`--role must be initiator, target or both, not '${role}'.`);
     }
@@ -121,7 +116,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
       trsvcid,
       nqn,
       hostnqn,
-      hostid: v.hostid as string | undefined,
+      hostid: stringFlag(v, "hostid"),
       timeoutMs: intFlag(v, "timeout", 5000, 100, 600_000),
     });
     return {

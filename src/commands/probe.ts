@@ -2,7 +2,7 @@
  * `nvmeof probe`: speak NVMe over RDMA from user space (no nvme-rdma module, no block device):
  * the discovery log, or a controller's identity and namespaces, with the time of each step.
  */
-import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
 import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
 import {
   controllerFromFlags,
@@ -10,7 +10,7 @@ import {
   TARGET_FLAGS,
   TIMEOUT_FLAG,
 } from "../cli/nvme_flags.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";
 import { mdtsBytes, sglSupport } from "../nvme/identify.ts";
 import { Canceller } from "../rdma/wait.ts";
@@ -25,7 +25,7 @@ export const PROBE_OPTIONS = {
   },
   ...HOST_ID_FLAGS,
   timeout: TIMEOUT_FLAG,
-} as const;
+} satisfies Record<string, OptionSpec>;
 
 function text(d: Record<string, unknown>): string {
   const lines: string[] = [];
@@ -78,7 +78,7 @@ serial, firmware, MDTS, queue limits, SGL support and every active namespace's s
 size. Ends with a clean shutdown (CC.SHN) and disconnect, and lists the time of each step.
 Needs no nvme-rdma module and creates no block device. A refused Connect prints the decoded
 NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
-  options: PROBE_OPTIONS as unknown as CommandDetails["options"],
+  options: PROBE_OPTIONS,
   examples: [
     "nvmeof probe -a 10.77.0.1                               # discovery log",
     "nvmeof probe -a 10.77.0.1 -n nqn.2024-01.io.example:disk1",

@@ -5,7 +5,7 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { UsageError } from "../errors.ts";
 import { bwClient, type BwResult } from "../rdma/bw.ts";
 import { Canceller } from "../rdma/wait.ts";
-import { intFlag } from "../cli/parse.ts";
+import { intFlag, stringFlag } from "../cli/parse.ts";
 import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
 
 function text(r: BwResult): string {
@@ -35,7 +35,8 @@ export const rdmaBwCommand: CommandDetails = {
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
     if (v.server) return runServer(ctx, "bw");
-    if (!v.traddr) {
+    const host = stringFlag(v, "traddr");
+    if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {
         hint: "Example: nvmeof rdma bw -a 10.77.0.1 (with 'nvmeof rdma bw --server' there).",
       });
@@ -45,7 +46,7 @@ export const rdmaBwCommand: CommandDetails = {
     }
     using cancel = new Canceller().onSignals();
     const r = await bwClient({
-      host: v.traddr as string,
+      host,
       port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
       size: intFlag(v, "size", 65536, 1, 1 << 30),
       depth: intFlag(v, "depth", 128, 1, 16384),

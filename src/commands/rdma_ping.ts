@@ -3,7 +3,7 @@
  * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { intFlag } from "../cli/parse.ts";
+import { intFlag, stringFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
 import { Trace, traceLines } from "../rdma/connection.ts";
@@ -88,43 +88,35 @@ export const rdmaPingCommand: CommandDetails = {
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
     if (v.server) return runServer(ctx, "ping");
-    if (!v.traddr) {
+    const host = stringFlag(v, "traddr");
+    if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {
         hint: "Example: nvmeof rdma ping -a 10.77.0.1 (with 'nvmeof rdma ping --server' there).",
       });
     }
-    const op = (v.op as string | undefined) ?? "write";
+    const op = stringFlag(v, "op") ?? "write";
     if (op !== "write" && op !== "read" && op !== "send") {
       throw new UsageError(`--op must be write, read or send, not '${op}'.`);
     }
     const trace = new Trace(v.trace === true);
     using cancel = new Canceller().onSignals();
     try {
-      if (v.rping) {
-        if (v.op !== undefined) {
-          throw new UsageError("--rping has its own fixed operations: drop --op.");
-        }
-        const r = await rpingClient({
-          host: v.traddr as string,
-          port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
-          size: intFlag(v, "size", 64, 1, 1 << 30),
-          count: intFlag(v, "count", 10, 1),
-          timeoutMs: intFlag(v, "timeout", 10000, 1),
-          trace,
-          cancel,
-        });
-        return { data: r, text: rpingText as (d: unknown) => string };
+      if (v.rping && v.op !== undefined) {
+        throw new UsageError("--rping has its own fixed operations: drop --op.");
       }
-      const r = await pingClient({
-        host: v.traddr as string,
+      const common = {
+        host,
         port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
-        op,
         size: intFlag(v, "size", 64, 1, 1 << 30),
-        count: intFlag(v, "count", 1000, 1),
         timeoutMs: intFlag(v, "timeout", 10000, 1),
         trace,
         cancel,
-      });
+      };
+      if (v.rping) {
+        const r = await rpingClient({ ...common, count: intFlag(v, "count", 10, 1) });
+        return { data: r, text: rpingText as (d: unknown) => string };
+      }
+      const r = await pingClient({ ...common, op, count: intFlag(v, "count", 1000, 1) });
       return { data: r, text: clientText as (d: unknown) => string };
     } catch (err) {
       throw withTrace(err, trace);

@@ -1,6 +1,7 @@
 /**
  * `nvmeof target enable / disable`: the systemd unit that restores the target at boot.
  */
+import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
 import { persistPaths } from "../persist/paths.ts";
@@ -21,7 +22,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const paths = persistPaths();
   // The unit must not fail at every boot on a spec that is wrong now: validate it first.
   const { defaultSpecFile, loadSpecFile } = await import("../target/spec.ts");
-  const file = absolute((ctx.values.file as string | undefined) ?? defaultSpecFile());
+  const file = absolute(stringFlag(ctx.values, "file") ?? defaultSpecFile());
   const spec = await loadSpecFile(file, { checkFiles: ctx.values["skip-device-check"] !== true });
   if (spec.ports.length === 0) {
     throw new FailureError(`The spec '${file}' defines no port, so no host could connect.`, {

@@ -5,7 +5,7 @@
  * Paths are relative to the nvmet root (`<configfs>/nvmet`). Every operation is synchronous: a
  * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
  */
-import { listDir, readText, writeText } from "../fabrics/kfs.ts";
+import { listDir, readText, writeText } from "../host/kfs.ts";
 import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./native.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
@@ -32,12 +32,6 @@ export interface ConfigfsIo {
 /** Joins the root and a relative path. */
 function abs(root: string, path: string): string {
   return path === "" ? root : `${root}/${path}`;
-}
-
-/** Relative path from the directory of `path` to `target`, both relative to the root. */
-function relativeLink(path: string, target: string): string {
-  const depth = path.split("/").length - 1;
-  return "../".repeat(depth) + target;
 }
 
 /** Resolves a link's text against the directory holding it, back to a root-relative path. */
@@ -181,4 +175,4 @@ export class KernelConfigfs implements ConfigfsIo {
   }
 }
 
-export { relativeLink, resolveLink };
+export { resolveLink };

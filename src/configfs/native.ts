@@ -18,22 +18,8 @@ import {
 } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
 
-/** errno names the shared table lacks but configfs and block devices produce. */
-const MORE_ERRNO: Record<number, string> = {
-  6: "ENXIO",
-  14: "EFAULT",
-  39: "ENOTEMPTY",
-  93: "EPROTONOSUPPORT",
-  524: "ENOTSUPP",
-};
-
-/** errno name for any value this module may see. */
-export function errnoLabel(n: number): string {
-  return MORE_ERRNO[n] ?? errnoName(n);
-}
-
 function fail(fn: string, path: string, e: number): never {
-  throw new NativeError(fn, e, { message: `${fn}('${path}') failed: ${errnoLabel(e)} (${e}).` });
+  throw new NativeError(fn, e, { message: `${fn}('${path}') failed: ${errnoName(e)} (${e}).` });
 }
 
 /** The kind of file at a path, without following a final symlink (`lstat`), or undefined. */

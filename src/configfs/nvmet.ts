@@ -3,7 +3,7 @@
  * where each object lives, which attribute files it has, and a reader that turns the live tree
  * into plain data. Writes happen in src/target/apply.ts, one planned step at a time.
  *
- * Layout (facts §3): discovery_nqn, hosts/<nqn>/{dhchap_*}, subsystems/<nqn>/{attr_*,
+ * Layout (drivers/nvme/target/configfs.c): discovery_nqn, hosts/<nqn>/{dhchap_*}, subsystems/<nqn>/{attr_*,
  * allowed_hosts/<nqn>→hosts/<nqn>, namespaces/<nsid>/{device_*, ana_grpid, resv_enable, enable}},
  * ports/<id>/{addr_*, param_*, subsystems/<nqn>→…, ana_groups/<grpid>/ana_state,
  * referrals/<name>/{addr_*, enable}}.

@@ -5,30 +5,28 @@
  * the rules are testable without hardware.
  */
 import { fileKind } from "../configfs/native.ts";
-import { listDir, readText } from "../fabrics/kfs.ts";
+import { listDir, readText } from "../host/kfs.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";
+import type { GidInfo, PortInfo } from "../rdma/devices.ts";
 
 /** The parts of a GID entry the checks use. */
-export interface GidView {
-  index: number;
-  type: string;
-  netdev: string | null;
-  ip: string | null;
-}
+export type GidView = Pick<GidInfo, "index" | "type" | "netdev" | "ip">;
 
 /** The parts of a port the checks use. */
-export interface PortView {
-  port: number;
-  state: string;
-  phys_state: string;
-  link_layer: string;
-  max_mtu: number;
-  active_mtu: number;
-  netdev: string | null;
-  netdev_mtu: number | null;
-  gids: GidView[];
-}
+export type PortView =
+  & Pick<
+    PortInfo,
+    | "port"
+    | "state"
+    | "phys_state"
+    | "link_layer"
+    | "max_mtu"
+    | "active_mtu"
+    | "netdev"
+    | "netdev_mtu"
+  >
+  & { gids: GidView[] };
 
 /** The parts of a device the checks use. */
 export interface DeviceView {

@@ -4,7 +4,7 @@
  * and `<libModules>/<release>/modules.dep|modules.builtin` (loadable).
  */
 import { fileKind } from "../configfs/native.ts";
-import { readText } from "../fabrics/kfs.ts";
+import { readText } from "../host/kfs.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
 import { isUuid } from "../fabrics/options.ts";
 import { type Check, check } from "./check.ts";

@@ -3,7 +3,7 @@
  * echo, ARP), whether RoCE v2 gets through when IP does, and whether the path carries this host's
  * MTU. Pure functions from observations to checks; ip_probe.ts makes the observations.
  */
-import { isIpv4 } from "../fabrics/options.ts";
+import { isIpv4 } from "../net/address.ts";
 import { payloadForIpSize } from "../net/icmp.ts";
 import type { EchoOutcome } from "../net/ping.ts";
 import { type Check, check } from "./check.ts";

@@ -3,8 +3,8 @@
  * (ARP) table entry for it afterwards, and DF echoes at this host's MTU and below, with the
  * kernel's IP reassembly counter read around each to see a reply that came back in fragments.
  */
-import { readText } from "../fabrics/kfs.ts";
-import { isIpv4 } from "../fabrics/options.ts";
+import { readText } from "../host/kfs.ts";
+import { isIpv4 } from "../net/address.ts";
 import { canonicalIp } from "../net/address.ts";
 import { DEFAULT_PAYLOAD_SIZE, ICMP_HEADER_SIZE, IPV4_HEADER_SIZE } from "../net/icmp.ts";
 import { echo, EchoSocket } from "../net/ping.ts";

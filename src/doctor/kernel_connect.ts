@@ -3,10 +3,11 @@
  * queue, no reconnects), translate the errno and the kernel log into the doctor's words, and
  * delete the controller it made.
  */
+import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../../ffi/errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
 import type { ConnectOptions } from "../fabrics/options.ts";
-import { errnoName, type NvmeofError } from "../errors.ts";
+import { errnoName, type NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";
 
@@ -50,7 +51,7 @@ export function classifyKernelConnect(
     );
   }
   switch (errno) {
-    case 5:
+    case EIO:
       return check(
         id,
         "fail",
@@ -58,21 +59,21 @@ export function classifyKernelConnect(
           `subsystem not on that port${logText}`,
         `${allowFix}; or ${linkFix}`,
       );
-    case 104:
+    case ECONNRESET:
       return check(
         id,
         "fail",
         `the kernel could not establish the RDMA connection to ${where} (${code})${logText}`,
         "see reach.listener above for the RDMA-level cause",
       );
-    case 110:
+    case ETIMEDOUT:
       return check(
         id,
         "fail",
         `the kernel's connect to ${where} timed out (${code}): packets are dropped or the target is stuck${logText}`,
         "check UDP 4791 firewalls, the MTU end to end and PFC/ECN; on the target, its kernel log",
       );
-    case 22:
+    case EINVAL:
       return check(
         id,
         "fail",
@@ -123,7 +124,7 @@ export async function kernelConnectCheck(paths: DoctorPaths, opts: ConnectOption
     );
   } catch (err) {
     if (err instanceof ConnectError) return classifyKernelConnect(err.errno, err.kernelLog, o);
-    const e = err as NvmeofError;
+    const e = ownError(err) as NvmeofError;
     return check(
       id,
       e.exitCode === 3 ? "skip" : "fail",

@@ -5,8 +5,8 @@
  * loss by retransmitting, and these counters are where it shows.
  */
 import { fileKind } from "../configfs/native.ts";
-import { listDir, readText } from "../fabrics/kfs.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { listDir, readText } from "../host/kfs.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";

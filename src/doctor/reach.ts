@@ -1,19 +1,16 @@
 /**
  * Reachability in user space: resolve the address and route to the target with RDMA-CM, then
- * send the NVMe/RDMA admin-queue connect request a Linux host sends (facts §6.2: recfmt 0, qid 0,
+ * send the NVMe/RDMA admin-queue connect request a Linux host sends (include/linux/nvme-rdma.h struct nvme_rdma_cm_req: recfmt 0, qid 0,
  * hrqsize 32, hsqsize 31) and keep the raw CM event, whatever it is. An accepted request is
  * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
  * `classifyProbe` turns the event into a verdict.
  */
-import { IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
-import { libibverbs } from "../../ffi/libibverbs.ts";
-import { IBV_QP_ATTR as QA, RDMA_CM_ID as CID } from "../../ffi/structs.ts";
+import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
 import { errnoName } from "../errors.ts";
 import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
-import { ipv6Text } from "../rdma/devices.ts";
-import { cView } from "../rdma/native.ts";
+import { parseSockaddr } from "../net/address.ts";
 import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
 import { WaitTimeoutError } from "../rdma/wait.ts";
 import { type Check, check } from "./check.ts";
@@ -67,32 +64,17 @@ export interface ProbeOutcome {
 }
 
 function sockaddrText(b: Uint8Array): string {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const family = dv.getUint16(0, true);
-  if (family === 2) return `${b[4]}.${b[5]}.${b[6]}.${b[7]}`;
-  if (family === 10) return ipv6Text(b.subarray(8, 24));
-  return `family ${family}`;
+  return parseSockaddr(b)?.address ??
+    `family ${new DataView(b.buffer, b.byteOffset).getUint16(0, true)}`;
 }
 
 function localSide(id: CmId): ProbeOutcome["src"] {
-  const p = id.pointer;
-  const view = cView(p, CID.$size);
-  const src = new Uint8Array(view.buffer, view.byteOffset + CID["route.addr.src_addr"], 128);
-  const ctx = id.verbs;
-  let device = "?";
-  if (ctx) {
-    const dev = new Deno.UnsafePointerView(ctx).getPointer(0);
-    const name = dev ? libibverbs().ibv_get_device_name(dev) : null;
-    if (name) device = Deno.UnsafePointerView.getCString(name);
-  }
-  return { addr: sockaddrText(src), device, port: id.portNum };
+  return { addr: sockaddrText(id.sourceAddress), device: id.deviceName ?? "?", port: id.portNum };
 }
 
 function toRts(id: CmId, qp: QueuePair): void {
   for (const state of [IBV_QPS.INIT, IBV_QPS.RTR, IBV_QPS.RTS]) {
-    const attr = new Uint8Array(QA.$size);
-    const mask = id.initQpAttr(state, attr);
-    qp.modify(attr, mask, `Cannot move the probe's queue pair to state ${state}`);
+    id.moveQp(qp, state, `Cannot move the probe's queue pair to state ${state}`);
   }
 }
 
@@ -159,8 +141,7 @@ export async function probeNvmeRdma(
   const cq = stack.use(new CompletionQueue(ctx, 4));
   const qp = new QueuePair(pd, cq, { maxSendWr: 1, maxRecvWr: 1 });
   stack.defer(() => qp.close()); // before the CQ and PD it uses
-  const init = new Uint8Array(QA.$size);
-  qp.modify(init, id.initQpAttr(IBV_QPS.INIT, init), "Cannot move the probe's queue pair to INIT");
+  id.moveQp(qp, IBV_QPS.INIT, "Cannot move the probe's queue pair to INIT");
   id.connect({
     privateData: adminConnectRequest(),
     qpNum: qp.qpNum,
@@ -212,7 +193,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
     }
     case "REJECTED": {
       const sts = nvmeRejectStatus(o.privateData);
-      if (o.status === 28 && sts !== undefined) {
+      if (o.status === IB_CM_REJ.CONSUMER_DEFINED && sts !== undefined) {
         return check(
           id,
           "warn",
@@ -223,7 +204,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
             : "the target refused a standard Linux host request: check its kernel log (dmesg) for nvmet_rdma",
         );
       }
-      if (o.status === 8) {
+      if (o.status === IB_CM_REJ.INVALID_SERVICE_ID) {
         return check(
           id,
           "fail",
@@ -239,7 +220,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
           portFix,
         );
       }
-      if (o.status === 28) {
+      if (o.status === IB_CM_REJ.CONSUMER_DEFINED) {
         // Linux's RDMA-CM matches a request by port number, then by address; when the port number
         // has a listener bound to another address the request is refused this way, with no data.
         return check(

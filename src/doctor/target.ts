@@ -7,7 +7,7 @@
 import { fileKind } from "../configfs/native.ts";
 import { KernelConfigfs } from "../configfs/io.ts";
 import { type LivePort, type LiveTree, readTree } from "../configfs/nvmet.ts";
-import { readText } from "../fabrics/kfs.ts";
+import { isConfigfsMounted } from "../host/kernel.ts";
 import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { moduleCheck } from "./host.ts";
@@ -19,20 +19,6 @@ export interface TargetExpect {
   trsvcid: string;
   nqn?: string;
   hostnqn?: string;
-}
-
-/** Whether configfs is mounted at `dir` (`<proc>/mounts`); undefined when unreadable. */
-export function configfsMounted(paths: DoctorPaths): boolean | undefined {
-  let text: string;
-  try {
-    text = readText(`${paths.proc}/mounts`, 1 << 20);
-  } catch {
-    return undefined;
-  }
-  return text.split("\n").some((l) => {
-    const f = l.split(" ");
-    return f[1] === paths.configfs && f[2] === "configfs";
-  });
 }
 
 /** Reads the nvmet tree below `<configfs>/nvmet`, or undefined when nvmet is not there. */
@@ -144,7 +130,7 @@ export function targetChecks(
   required: boolean,
 ): Check[] {
   const out: Check[] = [];
-  const mounted = configfsMounted(paths);
+  const mounted = isConfigfsMounted(paths.configfs, paths.proc);
   out.push(
     mounted === undefined
       ? check("target.configfs", "skip", `could not read ${paths.proc}/mounts`)

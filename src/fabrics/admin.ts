@@ -2,9 +2,12 @@
  * NVMe admin commands through the passthrough ioctl on a controller's char device /dev/nvmeN:
  * Get Log Page (discovery log) and Identify (active namespace list).
  */
+import { EACCES } from "../../ffi/errno.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
+import { OwnedFd } from "../fd.ts";
 import { getLogPageDwords } from "./discovery_log.ts";
+import { NvmeStatusError } from "./nvme_status.ts";
 
 /** `_IOWR('N', 0x41, struct nvme_admin_cmd)` on x86_64. */
 export const NVME_IOCTL_ADMIN_CMD = 0xC0484E41n;
@@ -47,18 +50,6 @@ export const PASSTHRU = {
 /** Admin opcodes used here. */
 export const ADMIN_OPCODE = { getLogPage: 0x02, identify: 0x06 } as const;
 
-/** An admin command that returned an NVMe status (ioctl result > 0). */
-export class NvmeStatusError extends NativeError {
-  readonly status: number;
-  constructor(what: string, status: number) {
-    super("ioctl", 0, {
-      message: `${what} failed with NVMe status 0x${status.toString(16)}` +
-        `${status & 0x4000 ? " (do not retry)" : ""}.`,
-    });
-    this.status = status;
-  }
-}
-
 /** Fields of one admin command; the data buffer is the command's read target. */
 export interface AdminCommand {
   opcode: number;
@@ -91,12 +82,11 @@ export function encodePassthru(cmd: AdminCommand): Uint8Array {
 }
 
 /** An open controller char device (/dev/nvmeN) for admin commands; close it (or `using`). */
-export class AdminDevice {
-  #fd: number;
+export class AdminDevice extends OwnedFd {
   readonly path: string;
 
   private constructor(fd: number, path: string) {
-    this.#fd = fd;
+    super(fd);
     this.path = path;
   }
 
@@ -107,7 +97,7 @@ export class AdminDevice {
       const e = errno();
       throw new NativeError("open", e, {
         message: `Cannot open '${path}': ${errnoName(e)} (${e}).`,
-        hint: e === 13 ? "Run as root." : undefined,
+        hint: e === EACCES ? "Run as root." : undefined,
       });
     }
     return new AdminDevice(fd, path);
@@ -115,10 +105,10 @@ export class AdminDevice {
 
   /** Runs one admin command; returns the completion's result dword. */
   run(what: string, cmd: AdminCommand): number {
-    if (this.#fd < 0) throw new Error(`${this.path} is closed`);
+    if (this.fd < 0) throw new Error(`${this.path} is closed`);
     const s = encodePassthru(cmd);
     const data = cmd.data; // keep the buffer referenced across the call
-    const rc = libc().ioctl(this.#fd, NVME_IOCTL_ADMIN_CMD, s);
+    const rc = libc().ioctl(this.fd, NVME_IOCTL_ADMIN_CMD, s);
     if (rc < 0) {
       const e = errno();
       throw new NativeError("ioctl", e, {
@@ -163,17 +153,5 @@ export class AdminDevice {
       ids.push(id);
     }
     return ids;
-  }
-
-  /** Closes the fd; idempotent. */
-  close(): void {
-    if (this.#fd >= 0) {
-      libc().close(this.#fd);
-      this.#fd = -1;
-    }
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

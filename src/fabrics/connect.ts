@@ -2,6 +2,7 @@
  * Connecting an I/O controller end to end: report an identical existing connection instead of
  * duplicating it, write the option string, wait for the block devices, and time both steps.
  */
+import { EALREADY } from "../../ffi/errno.ts";
 import { ConnectError } from "./connect_errors.ts";
 import { createController, existingControllers, waitReady } from "./controller.ts";
 import type { ConnectOptions } from "./options.ts";
@@ -65,7 +66,7 @@ export async function connectSubsystem(
     made = await createController(paths, opts, { ...opts, discovery: false });
   } catch (err) {
     // EALREADY: a connection appeared between our check and the write (or sysfs hid it).
-    if (err instanceof ConnectError && err.errno === 114) {
+    if (err instanceof ConnectError && err.errno === EALREADY) {
       const again = await existing();
       if (again) return again;
     }

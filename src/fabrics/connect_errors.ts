@@ -1,7 +1,22 @@
 /**
- * What an errno from the /dev/nvme-fabrics write means, and what to do next (facts §1.4).
+ * What an errno from the /dev/nvme-fabrics write means, and what to do next (drivers/nvme/host/fabrics.c
+ * nvmf_dev_write and nvmf_create_ctrl, and the transports' create_ctrl).
  * The kernel's own log lines, when readable, are appended as the reason.
  */
+import {
+  EACCES,
+  EALREADY,
+  ECONNREFUSED,
+  ECONNRESET,
+  EINTR,
+  EINVAL,
+  EIO,
+  ENODEV,
+  ENOMEM,
+  EOPNOTSUPP,
+  EPERM,
+  ETIMEDOUT,
+} from "../../ffi/errno.ts";
 import {
   EnvironmentError,
   errnoName,
@@ -62,12 +77,12 @@ export function connectError(
   const make = (cause_: string, hint: string) =>
     new ConnectError(errno, `${what}: ${cause_} (${code}).`, hint + reason, kernelLog, cause);
   switch (errno) {
-    case 114: // EALREADY
+    case EALREADY:
       return make(
         `this host is already connected to it`,
         "Nothing to do; 'nvmeof list' shows the controller. Disconnect first to reconnect with other options.",
       );
-    case 22: { // EINVAL
+    case EINVAL: {
       const tok = badTokenFromLog(kernelLog);
       if (kernelLog.some((l) => /no handler found for transport/.test(l))) {
         return new EnvironmentError(
@@ -97,7 +112,7 @@ export function connectError(
           : "Check the values with 'nvmeof connect --dry-run'; the kernel log (dmesg) names the token.",
       );
     }
-    case 104: // ECONNRESET
+    case ECONNRESET:
       return make(
         "the RDMA connection could not be established: nothing listens on that address and port, " +
           "the address is not reachable through an RDMA device, or the target rejected the queue",
@@ -105,7 +120,7 @@ export function connectError(
           "(a subsystem linked to it) at this address and port" +
           (a.hostTraddr ? "" : "; use -w/--host-traddr to pick the local RDMA address") + ".",
       );
-    case 5: // EIO
+    case EIO:
       return make(
         a.discovery
           ? "the target refused the NVMe connect of the discovery controller"
@@ -116,35 +131,35 @@ export function connectError(
         "On the target, allow this host NQN (allowed_hosts or allow_any_host) and link the subsystem " +
           `to the port; 'nvmeof discover -a ${a.traddr} -s ${a.trsvcid}' lists what this host may connect to.`,
       );
-    case 111: // ECONNREFUSED
+    case ECONNREFUSED:
       return make(
         "the local RDMA device lacks memory registration extensions",
         "Use an RDMA device that supports fast registration (rxe, siw, mlx5 all do).",
       );
-    case 95: // EOPNOTSUPP
+    case EOPNOTSUPP:
       return make(
         "the target requires a feature this host does not support (in-capsule offset, keyed SGLs, or secure concatenation)",
         "Check the target's transport settings.",
       );
-    case 12: // ENOMEM
+    case ENOMEM:
       return make(
         "the option string is too long or the target granted no I/O queues",
         "Shorten the values, or check the target's attr_qid_max.",
       );
-    case 110: // ETIMEDOUT
+    case ETIMEDOUT:
       return make(
         "the target did not answer in time",
         "Check that the target is up and reachable; the kernel gives up after its own timeouts.",
       );
-    case 4: // EINTR
+    case EINTR:
       return make("interrupted by a signal", "Run the command again.");
-    case 1:
-    case 13: // EPERM, EACCES
+    case EPERM:
+    case EACCES:
       return new EnvironmentError(`${what}: permission denied (${code}).`, {
         cause,
         hint: "Connecting needs root (CAP_SYS_ADMIN). Run with sudo.",
       });
-    case 19: // ENODEV
+    case ENODEV:
       return new EnvironmentError(
         `${what}: the kernel has no '${a.transport}' fabrics transport (${code}).`,
         {

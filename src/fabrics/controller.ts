@@ -3,7 +3,9 @@
  * /dev/nvme-fabrics, wait until it is live with its block devices, read the discovery log,
  * and delete it through sysfs.
  */
-import { EnvironmentError, errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
+import { EACCES, EBUSY, ENODEV, ENOENT, ENXIO, EPERM } from "../../ffi/errno.ts";
+import { EnvironmentError, errnoName, FailureError, NativeError } from "../errors.ts";
+import { modprobe } from "../host/kernel.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { AdminDevice } from "./admin.ts";
 import { type ConnectAttempt, ConnectError, connectError } from "./connect_errors.ts";
@@ -15,9 +17,10 @@ import {
   HEADER_READ_SIZE,
   HEADER_SIZE,
 } from "./discovery_log.ts";
-import { exists, KfsError, writeText } from "./kfs.ts";
+import { exists, KfsError, writeText } from "../host/kfs.ts";
 import { KmsgWatch } from "./kmsg.ts";
-import { buildOptionString, type ConnectOptions, DISCOVERY_NQN } from "./options.ts";
+import { buildOptionString, type ConnectOptions } from "./options.ts";
+import { DISCOVERY_NQN } from "./nqn.ts";
 import { type FabricsPaths, isRealHost } from "./paths.ts";
 import {
   controllerDir,
@@ -27,12 +30,6 @@ import {
   type NamespaceInfo,
   readController,
 } from "./sysfs.ts";
-
-/** The errno of a Deno I/O error ("… (os error 104)"), or undefined. */
-export function osErrno(err: unknown): number | undefined {
-  const m = err instanceof Error ? err.message.match(/\(os error (\d+)\)/) : null;
-  return m ? Number(m[1]) : errnoOf(err);
-}
 
 /** How long to wait for a new controller to be live with its block devices. */
 export const READY_TIMEOUT_MS = Number(Deno.env.get("NVMEOF_READY_TIMEOUT_MS") ?? 20_000);
@@ -59,45 +56,35 @@ export function parseInstanceReply(text: string): { instance: number; cntlid: nu
   return { instance, cntlid };
 }
 
-async function loadModule(name: string): Promise<string | undefined> {
-  try {
-    const out = await new Deno.Command("modprobe", {
-      args: [name],
-      stdout: "null",
-      stderr: "piped",
-    })
-      .output();
-    return out.success
-      ? undefined
-      : new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`;
-  } catch (err) {
-    return (err as Error).message;
-  }
+/** modprobe's message when loading `name` fails; undefined when it loads. */
+function failedLoad(name: string): string | undefined {
+  const m = modprobe(name);
+  return m.ok ? undefined : m.stderr;
 }
 
 /**
  * Opens /dev/nvme-fabrics read-write through libc (Deno refuses device files without
  * --allow-all), loading the module once when it is missing on the real host.
  */
-async function openFabricsDevice(paths: FabricsPaths, transport: string): Promise<number> {
+function openFabricsDevice(paths: FabricsPaths, transport: string): number {
   const path = `${paths.dev}/nvme-fabrics`;
   let loadError: string | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
     const fd = libc().open(cString(path), O_RDWR | O_CLOEXEC, 0);
     if (fd >= 0) return fd;
     const e = errno();
-    if (e === 13 || e === 1) {
+    if (e === EACCES || e === EPERM) {
       throw new EnvironmentError(`Cannot open '${path}': permission denied (${errnoName(e)}).`, {
         hint: "Connecting needs root. Run with sudo.",
       });
     }
-    if (e !== 2 && e !== 19 && e !== 6) {
+    if (e !== ENOENT && e !== ENODEV && e !== ENXIO) {
       throw new NativeError("open", e, {
         message: `Cannot open '${path}': ${errnoName(e)} (${e}).`,
       });
     }
     if (attempt === 0 && isRealHost(paths)) {
-      loadError = await loadModule("nvme-fabrics") ?? await loadModule(`nvme-${transport}`);
+      loadError = failedLoad("nvme-fabrics") ?? failedLoad(`nvme-${transport}`);
       continue;
     }
     throw new EnvironmentError(
@@ -125,7 +112,7 @@ export async function createController(
   opts: ConnectOptions,
   attempt: ConnectAttempt,
 ): Promise<NewController> {
-  const fd = await openFabricsDevice(paths, opts.transport);
+  const fd = openFabricsDevice(paths, opts.transport);
   const c = libc();
   using kmsg = new KmsgWatch(`${paths.dev}/kmsg`);
   try {
@@ -167,13 +154,13 @@ export function deleteController(paths: FabricsPaths, name: string): Promise<voi
     return Promise.resolve();
   } catch (err) {
     const e = err instanceof KfsError ? err.errno : undefined;
-    if (e === 2) {
+    if (e === ENOENT) {
       throw new FailureError(`Controller '${name}' does not exist.`, {
         cause: err,
         hint: "'nvmeof list' shows the connected controllers.",
       });
     }
-    if (e === 13 || e === 1) {
+    if (e === EACCES || e === EPERM) {
       throw new EnvironmentError(`Cannot delete controller '${name}': permission denied.`, {
         cause: err,
         hint: "Disconnecting needs root. Run with sudo.",
@@ -182,7 +169,7 @@ export function deleteController(paths: FabricsPaths, name: string): Promise<voi
     throw new NativeError("write", e ?? 0, {
       message: `Cannot delete controller '${name}': ${e ? errnoName(e) : (err as Error).message}.`,
       cause: err,
-      hint: e === 16 ? "The controller never became live; retry in a moment." : undefined,
+      hint: e === EBUSY ? "The controller never became live; retry in a moment." : undefined,
     });
   }
 }
@@ -286,7 +273,7 @@ export async function readDiscoveryLog(
     try {
       dev = AdminDevice.open(path);
     } catch (err) {
-      if (i >= 100 || !(err instanceof NativeError) || err.errno !== 2) throw err;
+      if (i >= 100 || !(err instanceof NativeError) || err.errno !== ENOENT) throw err;
       await sleep(20); // the char device may lag the write's return by a moment
     }
   }

@@ -1,7 +1,7 @@
 /**
  * The discovery log page (log identifier 0x70): decoding the 1024-byte header and 1024-byte
- * entries (facts §2.2), the names nvme-cli prints for each field (facts §2.4), and the Get Log
- * Page command words (facts §2.1).
+ * entries (include/linux/nvme.h struct nvmf_disc_rsp_page_hdr/_entry), the names nvme-cli prints for each field (nvme-cli's nvme-print-stdout.c and nvme-print-json.c), and the Get Log
+ * Page command words (NVMe Base Specification, Get Log Page; libnvme's nvme_get_log).
  */
 import { FailureError } from "../errors.ts";
 

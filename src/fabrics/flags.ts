@@ -165,7 +165,7 @@ export function hostFromFlags(
   };
 }
 
-/** Reads -i/-Q/-k/-c/-l and the secret file, with the kernel's ranges (facts §1.2). */
+/** Reads -i/-Q/-k/-c/-l and the secret file, with the kernel's ranges (nvmf_parse_options). */
 export function tuningFromFlags(values: OptionValues): Promise<Partial<ConnectOptions>> {
   // A promise that rejects on a bad value, as callers await it.
   return new Promise((resolve) => resolve(tuningFromFlagsNow(values)));

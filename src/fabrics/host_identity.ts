@@ -2,11 +2,12 @@
  * The host's NVMe identity: host NQN and host ID, read from nvme-cli's files
  * (`/etc/nvme/hostnqn`, `/etc/nvme/hostid`; env LIBNVME_HOSTNQN/LIBNVME_HOSTID override) and
  * generated like libnvme does. The kernel pairs each host NQN with one host ID for the life of
- * the module (facts §1.2), so the two always travel together.
+ * the module (nvmf_host_add in drivers/nvme/host/fabrics.c), so the two always travel together.
  */
+import { EACCES, ENOENT, EROFS } from "../../ffi/errno.ts";
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
 import { checkNqn, isUuid } from "./options.ts";
-import { readText } from "./kfs.ts";
+import { readText } from "../host/kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
 
 /** The prefix of UUID-based host NQNs. */
@@ -33,7 +34,7 @@ async function firstLine(path: string): Promise<string | undefined> {
     const line = (await Deno.readTextFile(path)).split("\n")[0].trim();
     return line === "" ? undefined : line;
   } catch (err) {
-    if (errnoOf(err) === 2) return undefined;
+    if (errnoOf(err) === ENOENT) return undefined;
     throw new EnvironmentError(`Cannot read '${path}': ${(err as Error).message}`, {
       cause: err,
       hint: "Run as root, or pass -q/--hostnqn and -I/--hostid.",
@@ -217,12 +218,12 @@ export async function generateHostFiles(paths: FabricsPaths): Promise<GenerateRe
     }
   } catch (err) {
     const e = errnoOf(err);
-    const Cls = e === 13 || e === 30 ? EnvironmentError : FailureError;
+    const Cls = e === EACCES || e === EROFS ? EnvironmentError : FailureError;
     throw new Cls(
       `Cannot write the host identity files in '${paths.etcNvme}': ${(err as Error).message}`,
       {
         cause: err,
-        hint: e === 13 ? "Run as root." : "Check that the directory is writable.",
+        hint: e === EACCES ? "Run as root." : "Check that the directory is writable.",
       },
     );
   }

@@ -3,7 +3,9 @@
  * while we worked. Reading needs root (or CAP_SYSLOG); when it cannot be read we simply have no
  * reason to add.
  */
+import { EPIPE } from "../../ffi/errno.ts";
 import { errno, libc, O_CLOEXEC, O_NONBLOCK, O_RDONLY, SEEK_END } from "../../ffi/libc.ts";
+import { OwnedFd } from "../fd.ts";
 
 /** One kernel log record. */
 export interface KmsgRecord {
@@ -29,44 +31,42 @@ export function isFabricsRecord(message: string): boolean {
   return /\bnvme|nvmet|rdma|nvmf/i.test(message);
 }
 
-/** Watches the kernel log from the moment it is started. Close it (or `using`). */
-export class KmsgWatch {
-  #fd = -1;
+/** /dev/kmsg opened non-blocking at its end, or -1 when it cannot be opened. */
+function openAtEnd(path: string): number {
+  try {
+    const c = libc();
+    const fd = c.open(new TextEncoder().encode(path + "\0"), O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+    if (fd >= 0) c.lseek(fd, 0n, SEEK_END);
+    return fd;
+  } catch {
+    return -1;
+  }
+}
 
+/** Watches the kernel log from the moment it is started. Close it (or `using`). */
+export class KmsgWatch extends OwnedFd {
   /** Starts at the end of the log; silently inactive when /dev/kmsg cannot be opened. */
   constructor(path: string) {
-    try {
-      const c = libc();
-      const fd = c.open(
-        new TextEncoder().encode(path + "\0"),
-        O_RDONLY | O_NONBLOCK | O_CLOEXEC,
-        0,
-      );
-      if (fd < 0) return;
-      c.lseek(fd, 0n, SEEK_END);
-      this.#fd = fd;
-    } catch {
-      this.#fd = -1;
-    }
+    super(openAtEnd(path));
   }
 
   /** True when the log could be opened. */
   get active(): boolean {
-    return this.#fd >= 0;
+    return this.isOpen;
   }
 
   /** The records logged since the start (or the last call), fabrics-related ones only. */
   read(): string[] {
-    if (this.#fd < 0) return [];
+    if (this.fd < 0) return [];
     const c = libc();
     const buf = new Uint8Array(8192);
     const out: string[] = [];
     const dec = new TextDecoder();
     for (let i = 0; i < 1000; i++) {
-      const n = Number(c.read(this.#fd, buf, BigInt(buf.length)));
+      const n = Number(c.read(this.fd, buf, BigInt(buf.length)));
       if (n < 0) {
         const e = errno();
-        if (e === 32) continue; // EPIPE: records were overwritten; the next read resumes
+        if (e === EPIPE) continue; // records were overwritten; the next read resumes
         break; // EAGAIN: nothing more
       }
       if (n === 0) break;
@@ -74,16 +74,5 @@ export class KmsgWatch {
       if (rec && isFabricsRecord(rec.message)) out.push(rec.message);
     }
     return out;
-  }
-
-  close(): void {
-    if (this.#fd >= 0) {
-      libc().close(this.#fd);
-      this.#fd = -1;
-    }
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

@@ -1,17 +1,16 @@
 /**
  * The `/dev/nvme-fabrics` option string: validation of every value before anything is written,
- * and the string itself, in the token order nvme-cli uses (facts §1.1–1.2).
+ * and the string itself, in the token order nvme-cli uses (libnvme's build_options in src/nvme/fabrics.c; the kernel's
+ * opt_tokens in drivers/nvme/host/fabrics.c).
  */
 import { quote, UsageError } from "../errors.ts";
+import { isIpv4, isIpv6 } from "../net/address.ts";
+import { NQN_MAX_BYTES, NVMF_NQN_SIZE } from "./nqn.ts";
 
-/** The well-known discovery subsystem NQN. */
-export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 /** The NVMe/RDMA port (also used for RDMA discovery). */
 export const DEFAULT_TRSVCID = "4420";
 /** nvme-cli always writes ctrl_loss_tmo; the kernel's default is also 600 s. */
 export const DEFAULT_CTRL_LOSS_TMO = 600;
-/** NQNs must be shorter than this many bytes (kernel NVMF_NQN_SIZE). */
-export const NQN_SIZE = 223;
 
 /** Transports this product connects over. */
 export const TRANSPORTS = ["rdma", "tcp"] as const;
@@ -58,38 +57,6 @@ export function redactedOptionString(o: ConnectOptions): string {
   );
 }
 
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-/** True for a dotted-quad IPv4 address. */
-export function isIpv4(s: string): boolean {
-  return IPV4.test(s);
-}
-
-/** True for an IPv6 address, optionally with a `%iface` zone. */
-export function isIpv6(s: string): boolean {
-  const [addr, zone, extra] = s.split("%");
-  if (extra !== undefined || (zone !== undefined && !/^[A-Za-z0-9_.-]{1,15}$/.test(zone))) {
-    return false;
-  }
-  if (!/^[0-9A-Fa-f:.]+$/.test(addr) || addr.includes(":::")) return false;
-  let groups = addr.split(":");
-  const last = groups[groups.length - 1];
-  let extraGroups = 0;
-  if (last.includes(".")) {
-    if (!isIpv4(last)) return false;
-    groups = groups.slice(0, -1);
-    extraGroups = 2;
-    if (groups[groups.length - 1] === "") groups.push("0"); // "::1.2.3.4"
-  }
-  const doubles = addr.split("::").length - 1;
-  if (doubles > 1) return false;
-  const nonEmpty = groups.filter((g) => g !== "");
-  if (!nonEmpty.every((g) => /^[0-9A-Fa-f]{1,4}$/.test(g))) return false;
-  const count = nonEmpty.length + extraGroups;
-  if (doubles === 0) return count === 8 && groups.every((g) => g !== "");
-  return count < 8;
-}
-
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** True for an 8-4-4-4-12 hex UUID. */
@@ -105,12 +72,15 @@ export function checkNqn(value: string, flag: string): string {
     });
   }
   const bytes = new TextEncoder().encode(value).length;
-  if (bytes >= NQN_SIZE) {
+  if (bytes > NQN_MAX_BYTES) {
     throw new UsageError(
-      `${flag} '${value.slice(0, 40)}…' is ${bytes} bytes; the kernel accepts at most ${
-        NQN_SIZE - 1
-      }.`,
-      { hint: "Use a shorter NQN (NVMe limits NQNs to 223 bytes including the terminator)." },
+      `${flag} '${
+        value.slice(0, 40)
+      }…' is ${bytes} bytes; the kernel accepts at most ${NQN_MAX_BYTES}.`,
+      {
+        hint:
+          `Use a shorter NQN (the kernel's NVMF_NQN_SIZE, ${NVMF_NQN_SIZE}, counts the terminator).`,
+      },
     );
   }
   if (
@@ -130,7 +100,7 @@ export function checkNqn(value: string, flag: string): string {
 
 /** Checks a transport address (IPv4 or IPv6) for rdma/tcp; returns it. */
 export function checkAddress(value: string, flag: string): string {
-  if (!isIpv4(value) && !isIpv6(value)) {
+  if (!isIpv4(value) && !isIpv6(value, { zone: true })) {
     throw new UsageError(`${flag} ${quote(value)} is not an IPv4 or IPv6 address.`, {
       hint:
         "Give the target's IP address, e.g. -a 10.0.0.2 (RDMA resolves addresses, not host names).",

@@ -1,8 +1,8 @@
 /**
- * Readers for the NVMe host's sysfs (facts §1.7): controllers in /sys/class/nvme, subsystems in
+ * Readers for the NVMe host's sysfs (drivers/nvme/host/core.c and, from 6.8, sysfs.c): controllers in /sys/class/nvme, subsystems in
  * /sys/class/nvme-subsystem, and the namespaces' block devices. The root is a parameter.
  */
-import { listDir, readText } from "./kfs.ts";
+import { listDir, readText } from "../host/kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
 
 /** The parsed `address` attribute (`traddr=…,trsvcid=…[,host_traddr=…][,host_iface=…]`). */

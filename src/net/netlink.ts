@@ -5,7 +5,7 @@
  * socket that carries them is in socket.ts.
  */
 import { NLA_F, NLMSG } from "../../ffi/enums.ts";
-import { NLATTR, NLMSGERR, NLMSGHDR } from "../../ffi/structs.ts";
+import { NLATTR, NLMSGERR, NLMSGHDR } from "../../ffi/libc_structs.ts";
 
 /** One netlink message: the header's fields and the payload after the header. */
 export interface NetlinkMessage {

@@ -7,9 +7,6 @@
 import {
   AF_INET,
   AF_INET6,
-  EACCES,
-  EAGAIN,
-  EPERM,
   errno,
   IP_MTU_DISCOVER,
   IP_PMTUDISC_DO,
@@ -24,8 +21,10 @@ import {
   SOL_IP,
   SOL_IPV6,
 } from "../../ffi/libc.ts";
+import { EACCES, EAGAIN, EPERM } from "../../ffi/errno.ts";
 import { errnoName, NativeError } from "../errors.ts";
-import { isIpv4 } from "../fabrics/options.ts";
+import { OwnedFd } from "../fd.ts";
+import { isIpv4 } from "./address.ts";
 import { sockaddr } from "../rdma/cm.ts";
 import { waitReadable } from "../rdma/wait.ts";
 import { echoRequest, type IpFamily, parseEchoReply, payloadForIpSize } from "./icmp.ts";
@@ -37,17 +36,15 @@ const SIXTEEN_BITS = 0xffff;
 const RTT_DECIMALS = 10;
 
 /** An ICMP echo socket connected to one address. */
-export class EchoSocket implements Disposable {
+export class EchoSocket extends OwnedFd {
   readonly family: IpFamily;
   /** "ping": SOCK_DGRAM, the kernel matches replies; "raw": SOCK_RAW, replies carry the IP header. */
   readonly kind: "ping" | "raw";
-  readonly #fd: number;
   readonly #id = Math.floor(Math.random() * SIXTEEN_BITS);
   readonly #buf = new Uint8Array(RECV_BUFFER);
-  #closed = false;
 
   private constructor(fd: number, family: IpFamily, kind: "ping" | "raw") {
-    this.#fd = fd;
+    super(fd);
     this.family = family;
     this.kind = kind;
   }
@@ -106,7 +103,7 @@ export class EchoSocket implements Disposable {
       seq,
       payload: Math.max(0, payloadForIpSize(ipSize, this.family)),
     });
-    const n = libc().send(this.#fd, pkt, BigInt(pkt.length), 0);
+    const n = libc().send(this.fd, pkt, BigInt(pkt.length), 0);
     return n < 0 ? errno() : 0;
   }
 
@@ -122,8 +119,8 @@ export class EchoSocket implements Disposable {
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0) return undefined;
-      if (!await waitReadable(this.#fd, Math.ceil(left))) return undefined;
-      const n = Number(libc().recv(this.#fd, this.#buf, BigInt(this.#buf.length), 0));
+      if (!await waitReadable(this.fd, Math.ceil(left))) return undefined;
+      const n = Number(libc().recv(this.fd, this.#buf, BigInt(this.#buf.length), 0));
       if (n < 0) {
         const e = errno();
         if (e === EAGAIN) continue;
@@ -137,16 +134,6 @@ export class EchoSocket implements Disposable {
       if (this.kind === "raw" && r.id !== this.#id) continue;
       return { payload: r.payload };
     }
-  }
-
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    libc().close(this.#fd);
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
   }
 }
 

@@ -4,7 +4,7 @@
  *   `sl: LOCAL:PORT REMOTE:PORT ST …` with addresses in hex of the in-memory words (%08X of each
  *   32-bit word, so little-endian bytes come out reversed) and ports in hex host order.
  */
-import { readText } from "../fabrics/kfs.ts";
+import { readText } from "../host/kfs.ts";
 import { formatIp, type SocketAddress } from "./address.ts";
 
 /** The `st` column of an established connection (TCP_ESTABLISHED in include/net/tcp_states.h). */

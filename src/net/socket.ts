@@ -13,16 +13,16 @@ import {
   SOCK_RAW,
   SOL_SOCKET,
 } from "../../ffi/libc.ts";
-import { SOCKADDR_NL, TIMEVAL } from "../../ffi/structs.ts";
+import { SOCKADDR_NL, TIMEVAL } from "../../ffi/libc_structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
+import { OwnedFd } from "../fd.ts";
 import { encodeMessage, messageErrno, type NetlinkMessage, parseMessages } from "./netlink.ts";
 
 const RECV_BYTES = 65536;
 const RECV_TIMEOUT_S = 5;
 
 /** A netlink socket of one protocol (NETLINK_RDMA …), bound to an address the kernel picks. */
-export class NetlinkSocket implements Disposable {
-  #fd: number;
+export class NetlinkSocket extends OwnedFd {
   #seq = Math.floor(Date.now() / 1000);
 
   /** Opens and binds the socket; throws NativeError (socket/bind/setsockopt) when it cannot. */
@@ -30,7 +30,7 @@ export class NetlinkSocket implements Disposable {
     const c = libc();
     const fd = c.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
     if (fd < 0) throw new NativeError("socket", errno());
-    this.#fd = fd;
+    super(fd);
     try {
       const sa = new Uint8Array(SOCKADDR_NL.$size);
       new DataView(sa.buffer).setUint16(SOCKADDR_NL.nl_family, AF_NETLINK, true);
@@ -52,11 +52,11 @@ export class NetlinkSocket implements Disposable {
    * named after `what` (e.g. "RDMA_NLDEV_CMD_RES_CM_ID_GET").
    */
   dump(type: number, attrs: Uint8Array[], what: string): NetlinkMessage[] {
-    if (this.#fd < 0) throw new Error("the netlink socket is closed");
+    if (this.fd < 0) throw new Error("the netlink socket is closed");
     const c = libc();
     const seq = ++this.#seq;
     const req = encodeMessage({ type, flags: NLM_F.REQUEST | NLM_F.DUMP, seq }, attrs);
-    const sent = Number(c.send(this.#fd, req, BigInt(req.length), 0));
+    const sent = Number(c.send(this.fd, req, BigInt(req.length), 0));
     if (sent < 0) {
       const e = errno();
       throw new NativeError("send", e, {
@@ -66,7 +66,7 @@ export class NetlinkSocket implements Disposable {
     const out: NetlinkMessage[] = [];
     const buf = new Uint8Array(RECV_BYTES);
     for (;;) {
-      const n = Number(c.recv(this.#fd, buf, BigInt(buf.length), 0));
+      const n = Number(c.recv(this.fd, buf, BigInt(buf.length), 0));
       if (n < 0) {
         const e = errno();
         throw new NativeError("recv", e, {
@@ -82,17 +82,5 @@ export class NetlinkSocket implements Disposable {
         if (m.type !== NLMSG.NOOP) out.push(m);
       }
     }
-  }
-
-  /** Closes the socket; idempotent. */
-  close(): void {
-    if (this.#fd >= 0) {
-      libc().close(this.#fd);
-      this.#fd = -1;
-    }
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
   }
 }

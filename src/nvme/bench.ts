@@ -11,7 +11,7 @@ import { waitAnyReadable } from "../rdma/wait.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
 import { IO, type KeyedSgl, rwSqe } from "./capsule.ts";
 import { NvmeQueue } from "./queue.ts";
-import { NvmeStatusError } from "./status.ts";
+import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
 export const RW_MODES = ["randread", "read", "randwrite", "write", "verify"] as const;
 export type RwMode = typeof RW_MODES[number];
@@ -34,6 +34,16 @@ export function bufferAccess(rw: RwMode): number {
 /** High byte of every pattern word's upper half: zeroed or unwritten blocks never match. */
 const MAGIC = 0x4e000000;
 
+/** The low 32 bits of block `l`'s pattern word at offset 0: l·2^16 (mod 2^32). */
+function patternLow(l: number): number {
+  return (l % 65536) * 65536;
+}
+
+/** The high 32 bits of block `l`'s pattern words: the magic byte and l·2^16's upper bits. */
+function patternHigh(l: number): number {
+  return (MAGIC | (Math.floor(l / 65536) & 0xffffff)) >>> 0;
+}
+
 /**
  * Fills `buf` (a whole number of `lbaSize` blocks) with the pattern of the blocks starting at
  * `lba`: the 8-byte little-endian word at byte offset o of block l is
@@ -43,9 +53,8 @@ export function fillPattern(buf: Uint8Array, lba: number, lbaSize: number): void
   const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
   const words = lbaSize >>> 3;
   for (let b = 0, i = 0; b < buf.length / lbaSize; b++) {
-    const l = lba + b;
-    const lo = (l % 65536) * 65536;
-    const hi = (MAGIC | (Math.floor(l / 65536) & 0xffffff)) >>> 0;
+    const lo = patternLow(lba + b);
+    const hi = patternHigh(lba + b);
     for (let k = 0; k < words; k++, i += 2) {
       w[i] = lo + k * 8;
       w[i + 1] = hi;
@@ -58,11 +67,10 @@ export function checkPattern(buf: Uint8Array, lba: number, lbaSize: number): num
   const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
   const words = lbaSize >>> 3;
   for (let b = 0, i = 0; b < buf.length / lbaSize; b++) {
-    const l = lba + b;
-    const lo = (l % 65536) * 65536;
-    const hi = (MAGIC | (Math.floor(l / 65536) & 0xffffff)) >>> 0;
+    const lo = patternLow(lba + b);
+    const hi = patternHigh(lba + b);
     for (let k = 0; k < words; k++, i += 2) {
-      if (w[i] !== lo + k * 8 || w[i + 1] !== hi) return l;
+      if (w[i] !== lo + k * 8 || w[i + 1] !== hi) return lba + b;
     }
   }
   return -1;

@@ -43,7 +43,7 @@ import {
   shutdownComplete,
 } from "./identify.ts";
 import { NvmeQueue } from "./queue.ts";
-import { NvmeStatusError } from "./status.ts";
+import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
 export const ADMIN_DEPTH = 32;
 /** Keep-alive timeout asked for in the admin Connect (ms); long runs send Keep Alive within it. */
@@ -95,8 +95,8 @@ export class KeepAliveTimer {
   }
 }
 
-/** A timed protocol step. */
-export interface Step {
+/** One timed step of the NVMe-oF bring-up (Connect, Property Get of CAP, …); the target plan's Step is a configfs operation. */
+export interface TimedStep {
   step: string;
   ms: number;
 }
@@ -105,7 +105,7 @@ export class Controller implements Disposable {
   readonly admin: NvmeQueue;
   /** What it was connected with. */
   readonly options: ControllerOptions;
-  readonly steps: Step[];
+  readonly steps: TimedStep[];
   cntlid = 0;
   cap: Capabilities | undefined;
   version = "";
@@ -115,7 +115,7 @@ export class Controller implements Disposable {
   #enabled = false;
   #closed = false;
 
-  private constructor(admin: NvmeQueue, o: ControllerOptions, steps: Step[]) {
+  private constructor(admin: NvmeQueue, o: ControllerOptions, steps: TimedStep[]) {
     this.admin = admin;
     this.options = o;
     this.steps = steps;
@@ -126,7 +126,7 @@ export class Controller implements Disposable {
     );
   }
 
-  static async #timed<T>(steps: Step[], step: string, f: () => Promise<T>): Promise<T> {
+  static async #timed<T>(steps: TimedStep[], step: string, f: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     const r = await f();
     steps.push({ step, ms: Math.round((performance.now() - t0) * 1000) / 1000 });
@@ -139,7 +139,7 @@ export class Controller implements Disposable {
 
   /** Connects the admin queue and sends Fabrics Connect; reads CAP and VS. */
   static async connect(o: ControllerOptions): Promise<Controller> {
-    const steps: Step[] = [];
+    const steps: TimedStep[] = [];
     const admin = await Controller.#timed(
       steps,
       "rdma connect (admin queue)",

@@ -15,12 +15,12 @@ import {
   checkNqn,
   checkTrsvcid,
   type ConnectOptions,
-  DISCOVERY_NQN,
   isUuid,
   loadKeyFile,
   type Transport,
   TRANSPORTS,
 } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { InputError, readInputText } from "../input.ts";
 
 /** One saved connection. */
@@ -66,7 +66,7 @@ export function isDiscoveryEntry(c: SavedConnection): boolean {
   return c.nqn === DISCOVERY_NQN;
 }
 
-/** The key that makes two entries the same connection (nvme-cli's duplicate rule, facts §2.5). */
+/** The key that makes two entries the same connection (nvme-cli's duplicate rule: libnvme's nvmf_connect_disc_entry matches a live controller on these). */
 export function connectionKey(c: SavedConnection): string {
   return [c.hostnqn, c.nqn, c.transport, c.traddr, c.trsvcid, c.host_traddr ?? ""].join("|");
 }

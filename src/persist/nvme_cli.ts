@@ -1,5 +1,5 @@
 /**
- * Importing nvme-cli's saved fabrics configuration (facts §4.2):
+ * Importing nvme-cli's saved fabrics configuration (libnvme's src/nvme/fabrics.c and json.c):
  * - /etc/nvme/discovery.conf: one discovery controller per line, written as nvme-cli flags
  *   (`--transport=rdma --traddr=10.0.0.2 --trsvcid=4420 …`); `#` starts a comment.
  * - /etc/nvme/config.json (libnvme): hosts, each with subsystems, each with ports. libnvme writes
@@ -9,7 +9,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { connectionKey, type SavedConnection, validateSaved } from "./connections.ts";
 
 /** A secret to be written to a key file (never printed). */

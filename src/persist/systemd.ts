@@ -5,7 +5,7 @@
  *
  * Modelled on nvmetcli's nvmet.service (oneshot, RemainAfterExit, after configfs and the network)
  * and nvme-cli's nvmf-autoconnect.service (oneshot, after network-online, before remote-fs-pre),
- * facts §4.1–4.2; the ports of a target are retried because their IP may appear late (facts §8.8).
+ * (nvme-cli PR #651); the ports of a target are retried because their IP may appear late.
  */
 import { HOST_PATH_DEFAULTS } from "../paths.ts";
 import { FailureError } from "../errors.ts";

@@ -3,19 +3,22 @@
  * O_NONBLOCK mode after a non-blocking poll, copied out, and acknowledged at once (the private
  * data they point to is freed by rdma_ack_cm_event, and rdma_destroy_id waits for every ack).
  */
+import { ENODEV, ENOENT } from "../../ffi/errno.ts";
 import { librdmacm } from "../../ffi/librdmacm.ts";
-import { errno } from "../../ffi/libc.ts";
+import { libibverbs } from "../../ffi/libibverbs.ts";
+import { AF_INET, AF_INET6, errno } from "../../ffi/libc.ts";
 import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
 import {
+  IBV_CONTEXT,
   IBV_QP_ATTR as QA,
   RDMA_CM_EVENT as EV,
   RDMA_CM_ID as CID,
   RDMA_CONN_PARAM as CP,
   RDMA_EVENT_CHANNEL,
-  SOCKADDR_IN,
-  SOCKADDR_IN6,
 } from "../../ffi/structs.ts";
+import { KERNEL_SOCKADDR_STORAGE, SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/libc_structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
+import { parseIpv4, parseIpv6 } from "../net/address.ts";
 import { addressOf, checkCm, cView } from "./native.ts";
 import {
   type Canceller,
@@ -48,54 +51,23 @@ export function samePointer(a: Deno.PointerValue, b: Deno.PointerValue): boolean
 
 /** An IPv4 or IPv6 address and port as a struct sockaddr_in/sockaddr_in6. */
 export function sockaddr(host: string, port: number): Uint8Array {
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  const v4 = parseIpv4(host);
   if (v4) {
     const sa = new Uint8Array(SOCKADDR_IN.$size);
     const dv = new DataView(sa.buffer);
-    dv.setUint16(SOCKADDR_IN.sin_family, 2, true);
+    dv.setUint16(SOCKADDR_IN.sin_family, AF_INET, true);
     dv.setUint16(SOCKADDR_IN.sin_port, port, false);
-    for (let i = 0; i < 4; i++) sa[SOCKADDR_IN.sin_addr + i] = Number(v4[i + 1]);
+    sa.set(v4, SOCKADDR_IN.sin_addr);
     return sa;
   }
   const bytes = parseIpv6(host);
   if (!bytes) throw new RangeError(`not an IP address: '${host}'`);
   const sa = new Uint8Array(SOCKADDR_IN6.$size);
   const dv = new DataView(sa.buffer);
-  dv.setUint16(SOCKADDR_IN6.sin6_family, 10, true);
+  dv.setUint16(SOCKADDR_IN6.sin6_family, AF_INET6, true);
   dv.setUint16(SOCKADDR_IN6.sin6_port, port, false);
   sa.set(bytes, SOCKADDR_IN6.sin6_addr);
   return sa;
-}
-
-/** 16 bytes of an IPv6 address in text form, or undefined. */
-export function parseIpv6(text: string): Uint8Array | undefined {
-  if (!/^[0-9a-fA-F:.]+$/.test(text) || !text.includes(":")) return undefined;
-  let s = text;
-  const tail: number[] = [];
-  const m = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
-  if (m) {
-    const b = m.slice(2).map(Number);
-    if (b.some((x) => x > 255)) return undefined;
-    tail.push((b[0] << 8) | b[1], (b[2] << 8) | b[3]);
-    s = m[1].endsWith("::") ? m[1] : m[1].slice(0, -1);
-  }
-  const halves = s.split("::");
-  if (halves.length > 2) return undefined;
-  const parts = (
-    x: string,
-  ) => (x ? x.split(":").map((h) => /^[0-9a-fA-F]{1,4}$/.test(h) ? parseInt(h, 16) : -1) : []);
-  const h = parts(halves[0]);
-  const r = halves.length === 2 ? parts(halves[1]) : [];
-  const fill = 8 - tail.length - h.length - r.length;
-  if (halves.length === 1 ? fill !== 0 : fill < 1) return undefined;
-  const words = [...h, ...Array(halves.length === 2 ? fill : 0).fill(0), ...r, ...tail];
-  if (words.length !== 8 || words.some((w) => w < 0)) return undefined;
-  const out = new Uint8Array(16);
-  words.forEach((w, i) => {
-    out[2 * i] = w >> 8;
-    out[2 * i + 1] = w & 0xff;
-  });
-  return out;
 }
 
 /** An rdma_event_channel with its fd in non-blocking mode. */
@@ -111,7 +83,7 @@ export class EventChannel implements Disposable {
       const e = errno();
       throw new NativeError("rdma_create_event_channel", e, {
         message: `Cannot open the RDMA connection manager: ${errnoName(e)} (${e}).`,
-        hint: e === 19 || e === 2
+        hint: e === ENODEV || e === ENOENT
           ? "Load rdma_ucm (modprobe rdma_ucm) and check that /dev/infiniband/rdma_cm exists."
           : undefined,
       });
@@ -352,6 +324,28 @@ export class CmId implements Disposable {
     const rc = librdmacm().rdma_init_qp_attr(this.pointer, attr, mask);
     checkCm("rdma_init_qp_attr", rc, `Cannot get the QP attributes for ${qpStateName(state)}`);
     return mask[0];
+  }
+
+  /** Moves `qp` to `state` with the attributes the CM chose (rdma_init_qp_attr, ibv_modify_qp). */
+  moveQp(qp: QueuePair, state: number, what: string): void {
+    const attr = new Uint8Array(QA.$size);
+    qp.modify(attr, this.initQpAttr(state, attr), what);
+  }
+
+  /** The local struct sockaddr (route.addr.src_addr, 128 bytes) chosen by address resolution. */
+  get sourceAddress(): Uint8Array {
+    const view = cView(this.pointer, CID.$size);
+    const at = view.byteOffset + CID["route.addr.src_addr"];
+    return new Uint8Array(view.buffer, at, KERNEL_SOCKADDR_STORAGE.$size).slice();
+  }
+
+  /** The name of the RDMA device the id is bound to (rxe0 …), undefined before it is bound. */
+  get deviceName(): string | undefined {
+    const ctx = this.verbs;
+    if (!ctx) return undefined;
+    const dev = new Deno.UnsafePointerView(ctx).getPointer(IBV_CONTEXT.device);
+    const name = dev ? libibverbs().ibv_get_device_name(dev) : null;
+    return name ? Deno.UnsafePointerView.getCString(name) : undefined;
   }
 
   close(): void {

@@ -5,6 +5,7 @@
  * a setup that fails midway unwinds through a DisposableStack.
  */
 import {
+  IB_CM_REJ,
   IB_CM_REJ_REASON,
   IBV_QP_ATTR as MASK,
   IBV_QPS,
@@ -244,10 +245,10 @@ export function connectError(ev: CmEvent, where: string, privateDataText?: strin
         `Connection to ${where} rejected: REJECTED, reason ${ev.status} (${reason})${text}.`,
         { reason: ev.status, rejectData: ev.privateData },
         {
-          hint: ev.status === 8
+          hint: ev.status === IB_CM_REJ.INVALID_SERVICE_ID
             ? "Nothing listens on that address and port: start the server first " +
               "(nvmeof rdma ping --server -a ADDR -p PORT) or check the port."
-            : ev.status === 28
+            : ev.status === IB_CM_REJ.CONSUMER_DEFINED
             ? "The server refused the request; see its message."
             : "See the reject reason (include/rdma/ib_cm.h).",
         },

@@ -2,6 +2,7 @@
  * RDMA device discovery through libibverbs: devices, their attributes, ports and GID tables,
  * with the netdev each GID belongs to and that netdev's MTU beside the RoCE MTU.
  */
+import { EACCES, ENOSYS, EPERM } from "../../ffi/errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import {
@@ -23,6 +24,7 @@ import {
 } from "../../ffi/structs.ts";
 import { EnvironmentError, errnoName, NativeError } from "../errors.ts";
 import { cView } from "./native.ts";
+import { formatIp } from "../net/address.ts";
 
 /** One RDMA device as libibverbs lists it. */
 export interface RdmaDeviceName {
@@ -49,7 +51,7 @@ function withDeviceList<T>(fn: (devices: Deno.PointerObject[]) => T): T {
     throw new EnvironmentError(
       `Cannot list RDMA devices: ibv_get_device_list() failed with ${errnoName(e)} (${e}).`,
       {
-        hint: e === 38
+        hint: e === ENOSYS
           ? "The kernel has no RDMA support loaded. Load ib_uverbs and your NIC's driver " +
             "(or add a Soft-RoCE device: rdma link add rxe0 type rxe netdev IFACE)."
           : "Check that ib_uverbs is loaded and /dev/infiniband exists.",
@@ -142,28 +144,6 @@ export interface DeviceInfo {
   ports: PortInfo[];
 }
 
-/** RFC 5952 text of 16 address bytes. */
-export function ipv6Text(b: Uint8Array): string {
-  const words: number[] = [];
-  for (let i = 0; i < 16; i += 2) words.push((b[i] << 8) | b[i + 1]);
-  let best = -1, bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (words[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) [best, bestLen] = [i, j - i];
-    i = j;
-  }
-  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(":");
-  const isMapped = words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff;
-  if (isMapped) return `::ffff:${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
-  if (best < 0) return hex(words);
-  return `${hex(words.slice(0, best))}::${hex(words.slice(best + bestLen))}`;
-}
-
 function ifName(ifindex: number): string | null {
   if (!ifindex) return null;
   const buf = new Uint8Array(64);
@@ -198,14 +178,14 @@ function readGids(ctx: Deno.PointerObject, ports: number): GidInfo[][] {
     const gid = buf.slice(o + IBV_GID_ENTRY.gid, o + IBV_GID_ENTRY.gid + 16);
     const type = dv.getUint32(o + IBV_GID_ENTRY.gid_type, true);
     const port = dv.getUint32(o + IBV_GID_ENTRY.port_num, true);
-    const text = ipv6Text(gid);
+    const text = formatIp(gid, { keepMapped: true });
     const roce = type === 1 || type === 2;
     const entry: GidInfo = {
       index: dv.getUint32(o + IBV_GID_ENTRY.gid_index, true),
       gid: text,
       type: GID_TYPE_NAMES[type] ?? `type ${type}`,
       netdev: ifName(dv.getUint32(o + IBV_GID_ENTRY.ndev_ifindex, true)),
-      ip: roce ? (text.startsWith("::ffff:") && text.includes(".") ? text.slice(7) : text) : null,
+      ip: roce ? formatIp(gid) : null,
     };
     if (port >= 1 && port <= ports) out[port - 1].push(entry);
   }
@@ -223,7 +203,7 @@ function describe(dev: Deno.PointerObject): DeviceInfo {
     const e = errno();
     throw new NativeError("ibv_open_device", e, {
       message: `Cannot open RDMA device '${name}': ${errnoName(e)} (${e}).`,
-      hint: e === 13 || e === 1
+      hint: e === EACCES || e === EPERM
         ? "Opening /dev/infiniband/uverbs* needs read/write access: run as root or join the rdma group."
         : undefined,
     });

@@ -266,6 +266,19 @@ async function serveRpingClient(
   );
   const rdma = new WorkRequest("send");
   let posted = 0; // signaled sends posted: completions arrive in order
+  /** Posts one signaled RDMA READ or WRITE of `len` bytes against `remote` and waits for it. */
+  const transfer = async (
+    ping: number,
+    opcode: number,
+    len: number,
+    remote: { addr: bigint; rkey: number },
+    what: string,
+  ) => {
+    rdma.local(ping, buf, 0, len).op(opcode, IBV_SEND.SIGNALED, remote.addr, remote.rkey);
+    cn.ep.qp.postSend(rdma.address);
+    const after = ++posted;
+    await c.until(() => c.sends >= after, what);
+  };
   for (let ping = 0;; ping++) {
     // Wait for the client's start buffer; its disconnect here is the normal end.
     try {
@@ -283,30 +296,14 @@ async function serveRpingClient(
       );
     }
     entry.size = src.size;
-    rdma.local(ping, buf, 0, src.size).op(
-      IBV_WR.RDMA_READ,
-      IBV_SEND.SIGNALED,
-      src.addr,
-      src.rkey,
-    );
-    cn.ep.qp.postSend(rdma.address);
-    const afterRead = ++posted;
-    await c.until(() => c.sends >= afterRead, "the RDMA READ");
+    await transfer(ping, IBV_WR.RDMA_READ, src.size, src, "the RDMA READ");
     const r1 = c.recvs;
     cn.ep.qp.postSend(go.address);
     posted++;
     await c.until(() => c.recvs > r1, "the client's sink buffer");
     const dst = decodeInfo(recv.bytes);
     cn.ep.qp.postRecv(rwr.address);
-    rdma.local(ping, buf, 0, Math.min(src.size, dst.size)).op(
-      IBV_WR.RDMA_WRITE,
-      IBV_SEND.SIGNALED,
-      dst.addr,
-      dst.rkey,
-    );
-    cn.ep.qp.postSend(rdma.address);
-    const afterWrite = ++posted;
-    await c.until(() => c.sends >= afterWrite, "the RDMA WRITE");
+    await transfer(ping, IBV_WR.RDMA_WRITE, Math.min(src.size, dst.size), dst, "the RDMA WRITE");
     cn.ep.qp.postSend(go.address);
     posted++;
     entry.count = entry.verified = ping + 1;

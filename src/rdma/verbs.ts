@@ -6,6 +6,7 @@
  * req_notify_cq) go through ibv_context.ops with prepared NativeCall sites, and throw NativeError
  * like every other verb. The work requests they post are in work_request.ts.
  */
+import { EFAULT, ENOMEM } from "../../ffi/errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import { NativeCall } from "../../ffi/libffi.ts";
@@ -103,7 +104,7 @@ export class MemoryRegion implements Disposable {
       libc().free(mem);
       throw new NativeError("ibv_reg_mr", e, {
         message: `Cannot register ${length} bytes of memory: ${errnoName(e)} (${e}).`,
-        hint: e === 12 || e === 14
+        hint: e === ENOMEM || e === EFAULT
           ? "The locked-memory limit may be too low: raise it (ulimit -l unlimited)."
           : undefined,
       });

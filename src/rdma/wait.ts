@@ -4,7 +4,6 @@
  * SIGTERM, or the program deciding to stop). The caller then makes its C call synchronously.
  */
 import {
-  EAGAIN,
   EFD_CLOEXEC,
   EFD_NONBLOCK,
   errno,
@@ -14,7 +13,9 @@ import {
   O_NONBLOCK,
   POLLIN,
 } from "../../ffi/libc.ts";
+import { EAGAIN } from "../../ffi/errno.ts";
 import { errnoName, FailureError, NativeError } from "../errors.ts";
+import { OwnedFd } from "../fd.ts";
 
 /** Thrown by a wait when its Canceller fired. */
 export class CancelledError extends FailureError {
@@ -42,19 +43,14 @@ export function setNonblocking(fd: number): void {
  * An eventfd that cancels waits. `cancel()` is idempotent; once fired, every wait through it
  * throws CancelledError. `onSignals()` fires it on SIGINT/SIGTERM until disposed.
  */
-export class Canceller implements Disposable {
-  readonly fd: number;
+export class Canceller extends OwnedFd {
   #reason: string | undefined;
-  #closed = false;
   #signals: [Deno.Signal, () => void][] = [];
 
   constructor() {
     const fd = libc().eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (fd < 0) {
-      const e = errno();
-      throw new NativeError("eventfd", e);
-    }
-    this.fd = fd;
+    if (fd < 0) throw new NativeError("eventfd", errno());
+    super(fd);
   }
 
   /** Why it fired, or undefined. */
@@ -64,7 +60,7 @@ export class Canceller implements Disposable {
 
   /** Fires: every pending and future wait ends with CancelledError(reason). */
   cancel(reason: string): void {
-    if (this.#reason !== undefined || this.#closed) return;
+    if (this.#reason !== undefined || !this.isOpen) return;
     this.#reason = reason;
     const one = new BigUint64Array([1n]);
     libc().write(this.fd, new Uint8Array(one.buffer), 8n);
@@ -85,16 +81,10 @@ export class Canceller implements Disposable {
     return this;
   }
 
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
+  override close(): void {
     for (const [sig, h] of this.#signals) Deno.removeSignalListener(sig, h);
     this.#signals = [];
-    libc().close(this.fd);
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
+    super.close();
   }
 }
 

@@ -2,16 +2,15 @@
  * Applies a plan one configfs step at a time. If a step fails, every step this run already made is
  * undone in reverse (a created directory removed, a written attribute given its old value, a link
  * removed or restored, a removed directory recreated with its attributes), and the error explains
- * the kernel's refusal by its errno (facts §3.1).
+ * the kernel's refusal by its errno (the store functions of drivers/nvme/target/configfs.c).
  */
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
-import { errnoLabel } from "../configfs/native.ts";
 import { ATTRIBUTE_SINCE } from "../configfs/nvmet.ts";
 
 /** The errno name of a filesystem error ("EADDRNOTAVAIL"), or "" when it has none. */
 export function errnoCode(err: unknown): string {
-  if (err instanceof NativeError) return errnoLabel(err.errno);
+  if (err instanceof NativeError) return errnoName(err.errno);
   const code = (err as { code?: unknown })?.code;
   if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) return code;
   const n = errnoOf(err);
@@ -159,7 +158,7 @@ function inverse(s: Step): Step[] {
   }
 }
 
-/** Explains why the kernel refused a step, from the errno and what the step was (facts §3.1). */
+/** Explains why the kernel refused a step, from the errno and what the step was (drivers/nvme/target/configfs.c). */
 export function explainRefusal(s: Step, e: string): string {
   const name = s.path.split("/").pop() ?? "";
   if (s.op === "link" && s.path.startsWith("ports/")) {

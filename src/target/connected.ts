@@ -13,7 +13,7 @@
  */
 import { hostPaths } from "../paths.ts";
 import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
-import { listDir, readText } from "../fabrics/kfs.ts";
+import { listDir, readText } from "../host/kfs.ts";
 import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
 import { establishedTcp } from "../net/proc_tcp.ts";
 import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";

@@ -4,9 +4,9 @@
  */
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/native.ts";
-import { readText } from "../fabrics/kfs.ts";
 import { EnvironmentError } from "../errors.ts";
 import { hostPaths } from "../paths.ts";
+import { isConfigfsMounted, modprobe, runTool as run } from "../host/kernel.ts";
 
 /** The kernel module that serves each transport type. */
 export const TRANSPORT_MODULES: Record<string, string> = {
@@ -21,26 +21,6 @@ function exists(path: string): boolean {
 
 function isRoot(): boolean {
   return Deno.uid() === 0;
-}
-
-function run(cmd: string, args: string[]): { ok: boolean; stderr: string } {
-  try {
-    const out = new Deno.Command(cmd, { args, stdout: "null", stderr: "piped" }).outputSync();
-    return { ok: out.success, stderr: new TextDecoder().decode(out.stderr).trim() };
-  } catch (err) {
-    return { ok: false, stderr: (err as Error).message };
-  }
-}
-
-function isConfigfsMounted(dir: string): boolean {
-  try {
-    return readText(`${hostPaths().proc}/mounts`, 1 << 20).split("\n").some((l) => {
-      const f = l.split(" ");
-      return f[1] === dir && f[2] === "configfs";
-    });
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -105,7 +85,7 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
         },
       );
     }
-    if (!isConfigfsMounted(configfs)) {
+    if (!isConfigfsMounted(configfs, hostPaths().proc)) {
       if (!exists(configfs)) {
         throw new EnvironmentError(`Configfs mount point '${configfs}' does not exist.`, {
           hint: "Use --configfs DIR to name where configfs is mounted.",
@@ -124,7 +104,7 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
       options.note?.(`Mounted configfs on ${configfs}.`);
     }
     if (!exists(root)) {
-      const m = run("modprobe", ["nvmet"]);
+      const m = modprobe("nvmet");
       if (!m.ok || !exists(root)) {
         throw new EnvironmentError(
           `Cannot load the nvmet module: ${m.stderr || `'${root}' did not appear`}.`,
@@ -149,7 +129,7 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
           },
         );
       }
-      const m = run("modprobe", [mod]);
+      const m = modprobe(mod);
       if (!m.ok) {
         throw new EnvironmentError(
           `Cannot load module ${mod} for ${t} ports: ${m.stderr || "modprobe failed"}.`,

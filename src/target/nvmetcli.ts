@@ -6,7 +6,7 @@
 import { DEFAULT_ANA_GROUP, type LiveTree } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { DISCOVERY_NQN } from "./schema.ts";
+import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { ZERO } from "./show.ts";
 import { parseSpecText, validateSpec } from "./spec.ts";
 
@@ -29,7 +29,7 @@ function group(attr: Record<string, string>, prefix: string): Record<string, str
 }
 
 /**
- * The live tree as nvmetcli's saved JSON (`nvmetcli save`, facts §4.1): the same keys, groups
+ * The live tree as nvmetcli's saved JSON (`nvmetcli save`: nvmetcli's nvmet/nvme.py Root.dump): the same keys, groups
  * and values nvmetcli writes for this tree, keys sorted, lists in id/name order. DH-HMAC-CHAP
  * keys are left out (secrets never appear); everything else nvmetcli saves is here.
  */

@@ -8,6 +8,7 @@
  * between subsystems and ports, duplicates); the schema is the part an editor can check as
  * you type. Integers may be written as digit strings, as the validator accepts them.
  */
+import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 
 /** A JSON Schema node (draft 2020-12 subset used here). */
 export type Schema = {
@@ -41,8 +42,6 @@ export type Schema = {
   title?: string;
 };
 
-/** The longest NQN a Linux host can connect to (`nqnlen >= NVMF_NQN_SIZE (223)` is EINVAL). */
-export const NQN_MAX_BYTES = 222;
 /**
  * What nvmet takes as an NQN: any name without '/' (it names a configfs directory), whitespace
  * or control characters. nvmetcli's examples use `testnqn`; the kernel refuses only the
@@ -51,8 +50,6 @@ export const NQN_MAX_BYTES = 222;
 export const NQN_PATTERN = "^[^/\\s\\u0000-\\u001f\\u007f]+$";
 /** The form the NVMe base specification asks for: nqn.<yyyy-mm>.<reverse-domain>[:<name>]. */
 export const NQN_FORM_PATTERN = "^nqn\\.\\d{4}-(0[1-9]|1[0-2])\\.[^:]+(:.+)?$";
-/** The discovery subsystem's well-known NQN. */
-export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
 const nqn = (description: string): Schema => ({
   type: "string",

@@ -6,13 +6,8 @@
 import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { hostPaths } from "../paths.ts";
-import {
-  DISCOVERY_NQN,
-  NQN_MAX_BYTES,
-  SPEC_TEXT_KEYS,
-  SPEC_TEXT_LIST_KEYS,
-  SPEC_TOP_KEYS,
-} from "./schema.ts";
+import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
+import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";
 import { isObj, SpecContext } from "./validate/context.ts";
 import { validateAnaReferences } from "./validate/ana.ts";
 import { validateHosts } from "./validate/hosts.ts";

@@ -2,7 +2,9 @@
  * Checks of single values of the target spec: NQNs, IP addresses, UUIDs and NGUIDs. The section
  * validators, the one-line form and the plan share them.
  */
-import { DISCOVERY_NQN, NQN_FORM_PATTERN, NQN_MAX_BYTES, NQN_PATTERN } from "./schema.ts";
+import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
+import { isIpv6 as isIpv6Address } from "../net/address.ts";
+import { NQN_FORM_PATTERN, NQN_PATTERN } from "./schema.ts";
 
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
 export function nqnProblem(nqn: string): string | undefined {
@@ -27,32 +29,12 @@ export function isNqnForm(nqn: string): boolean {
   return nqn === "" || new RegExp(NQN_FORM_PATTERN, "u").test(nqn);
 }
 
-/** The IPv4 dotted quad check the kernel's inet_pton4 applies. */
-export function isIpv4(s: string): boolean {
-  const parts = s.split(".");
-  return parts.length === 4 &&
-    parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255);
-}
+/** IPv4 as the kernel's inet_pton4 takes it: the one parser, in net/address.ts. */
+export { isIpv4 } from "../net/address.ts";
 
-/** A textual IPv6 address (with optional embedded IPv4 tail and %scope is rejected). */
+/** A textual IPv6 address; a port's addr_traddr takes no %zone, so the target refuses one. */
 export function isIpv6(s: string): boolean {
-  if (!/^[0-9a-fA-F:.]+$/.test(s) || !s.includes(":")) return false;
-  let tail = 0;
-  let body = s;
-  const lastColon = s.lastIndexOf(":");
-  if (s.slice(lastColon + 1).includes(".")) {
-    if (!isIpv4(s.slice(lastColon + 1))) return false;
-    body = s.slice(0, lastColon + 1) + "0:0";
-    tail = 0;
-  }
-  const dbl = body.split("::");
-  if (dbl.length > 2) return false;
-  const groups = (x: string) => (x === "" ? [] : x.split(":"));
-  const head = groups(dbl[0]);
-  const rest = dbl.length === 2 ? groups(dbl[1]) : [];
-  if (![...head, ...rest].every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false;
-  const n = head.length + rest.length + tail;
-  return dbl.length === 2 ? n < 8 : n === 8;
+  return isIpv6Address(s, { zone: false });
 }
 
 /** A UUID in 8-4-4-4-12 hex form. */

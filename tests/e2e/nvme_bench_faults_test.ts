@@ -7,7 +7,7 @@
  * (`rdma resource show`).
  */
 import assert from "node:assert/strict";
-import { bash as sh, must, ROOT } from "../helpers.ts";
+import { bash as sh, must, type Spawned, spawnNvmeof } from "../helpers.ts";
 import { type PlainTarget, plainTarget } from "./plain_target.ts";
 
 const ADDR = "10.77.0.1";
@@ -66,59 +66,17 @@ async function countsBackTo(
   }
 }
 
-interface Running {
-  child: Deno.ChildProcess;
-  pid: number;
-  t0: number;
-  done: Promise<{ code: number; stdout: string; stderr: string; ms: number }>;
-}
-
-/** Starts `scripts/nvmeof ARGS` (it execs Deno, so the child's pid owns the RDMA objects). */
-function start(args: string[]): Running {
-  const child = new Deno.Command(`${ROOT}/scripts/nvmeof`, {
-    args,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const t0 = performance.now();
-  const dec = new TextDecoder();
-  const done = child.output().then((o) => ({
-    code: o.code,
-    stdout: dec.decode(o.stdout),
-    stderr: dec.decode(o.stderr),
-    ms: performance.now() - t0,
-  }));
-  return { child, pid: child.pid, t0, done };
-}
-
-/** The result of `r` if it exits within `ms`; otherwise kills it and fails. */
-async function exitWithin(r: Running, ms: number, what: string) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((res) => timer = setTimeout(() => res(undefined), ms));
-  const out = await Promise.race([r.done, late]);
-  clearTimeout(timer);
-  if (out === undefined) {
-    r.child.kill("SIGKILL");
-    const o = await r.done;
-    assert.fail(`${what}: still running after ${ms} ms (killed). stderr: ${o.stderr}`);
-  }
-  return out;
-}
-
 /**
  * Waits until process `pid` holds `qps` QPs (admin + I/O queues connected), then `settleMs`
  * more so that I/O is flowing. Fails if the process exits first or it takes over `limitMs`.
  */
-async function ioStarted(r: Running, qps: number, settleMs: number, limitMs = 120000) {
-  let exited = false;
-  r.done.then(() => exited = true);
+async function ioStarted(r: Spawned, qps: number, settleMs: number, limitMs = 120000) {
   const end = performance.now() + limitMs;
   for (;;) {
     const q = (await sh(`rdma resource show qp`)).stdout.split("\n")
       .filter((l) => new RegExp(`\\bpid ${r.pid}\\b`).test(l)).length;
     if (q >= qps) break;
-    if (exited) {
+    if (r.exited) {
       const o = await r.done;
       assert.fail(`bench exited (${o.code}) before its queues were up: ${o.stderr}`);
     }
@@ -126,7 +84,7 @@ async function ioStarted(r: Running, qps: number, settleMs: number, limitMs = 12
     await new Promise((res) => setTimeout(res, 200));
   }
   await new Promise((res) => setTimeout(res, settleMs));
-  assert.ok(!exited, "bench still runs once I/O has started");
+  assert.ok(!r.exited, "bench still runs once I/O has started");
 }
 
 Deno.test({
@@ -136,7 +94,7 @@ Deno.test({
   async fn() {
     const t = await targetUp();
     try {
-      const r = start([
+      const r = spawnNvmeof([
         "bench",
         ...flags(t.nqn),
         "--queues",
@@ -146,7 +104,7 @@ Deno.test({
         "-o",
         "json",
       ]);
-      const o = await exitWithin(r, 180000, "bench --time 3");
+      const o = await r.exitWithin(180000, "bench --time 3");
       assert.equal(o.code, 0, o.stderr);
       assert.equal(o.stderr, "");
       const res = JSON.parse(o.stdout);
@@ -183,8 +141,8 @@ Deno.test({
   async fn() {
     const t = await targetUp();
     try {
-      const r = start(["bench", ...flags(t.nqn), "--time", "20", "-o", "json"]);
-      const o = await exitWithin(r, 240000, "bench --time 20");
+      const r = spawnNvmeof(["bench", ...flags(t.nqn), "--time", "20", "-o", "json"]);
+      const o = await r.exitWithin(240000, "bench --time 20");
       let res: { passes: { seconds: number; ios: number }[]; steps: { step: string }[] };
       try {
         res = JSON.parse(o.stdout);
@@ -214,11 +172,11 @@ Deno.test({
     const t = await targetUp();
     try {
       const base = await rdmaCounts();
-      const r = start(["bench", ...flags(t.nqn), "--time", "60", "-o", "json"]);
+      const r = spawnNvmeof(["bench", ...flags(t.nqn), "--time", "60", "-o", "json"]);
       await ioStarted(r, 2, 3000);
       const sent = performance.now();
       r.child.kill("SIGINT");
-      const o = await exitWithin(r, 15000, "bench after SIGINT");
+      const o = await r.exitWithin(15000, "bench after SIGINT");
       const stopMs = performance.now() - sent;
       assert.equal(o.code, 1, `exit ${o.code}: ${o.stderr}`);
       assert.match(o.stderr, /Interrupted \(SIGINT received\): partial result over the [\d.]+ s/);
@@ -257,13 +215,13 @@ Deno.test({
     const t = await targetUp();
     try {
       const base = await rdmaCounts();
-      const r = start(["bench", ...flags(t.nqn), "--queues", "2", "--time", "60"]);
+      const r = spawnNvmeof(["bench", ...flags(t.nqn), "--queues", "2", "--time", "60"]);
       await ioStarted(r, 3, 3000);
       // Unlinking the subsystem makes nvmet delete its controllers (their queues disconnect);
       // removing the port ends the listener.
       await must(`rm ${t.port}/subsystems/${t.nqn} && rmdir ${t.port}`);
       const gone = performance.now();
-      const o = await exitWithin(r, 30000, "bench after the target went away");
+      const o = await r.exitWithin(30000, "bench after the target went away");
       const endMs = performance.now() - gone;
       assert.equal(o.code, 1, `exit ${o.code}: ${o.stderr}`);
       assert.match(o.stderr, /^error: The target dropped (I\/O )?queue \d+ during/m);

@@ -6,92 +6,23 @@
  * within a bound. Servers run as subprocesses and are stopped in `finally`, even on failure.
  */
 import assert from "node:assert/strict";
-import { nvmeof, ROOT } from "../helpers.ts";
+import { nvmeof, run, Spawned, spawnNvmeof } from "../helpers.ts";
 import { pingClient } from "../../src/rdma/ping.ts";
 import { Trace } from "../../src/rdma/connection.ts";
 
 const ADDR = "10.77.0.1";
 const dec = new TextDecoder();
 
-/** A long-running process whose stderr is collected line by line. */
-class Proc implements AsyncDisposable {
-  readonly child: Deno.ChildProcess;
-  stderr = "";
-  stdout = "";
-  readonly #done: Promise<Deno.CommandStatus>;
-
-  constructor(cmd: string, args: string[]) {
-    this.child = new Deno.Command(cmd, {
-      args,
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const pump = async (s: ReadableStream<Uint8Array>, key: "stderr" | "stdout") => {
-      for await (const chunk of s) this[key] += dec.decode(chunk);
-    };
-    const pumps = Promise.all([
-      pump(this.child.stderr, "stderr"),
-      pump(this.child.stdout, "stdout"),
-    ]);
-    this.#done = pumps.then(() => this.child.status);
-  }
-
-  /** Waits until stderr matches `re`; fails after `ms` or when the process exits first. */
-  async waitFor(re: RegExp, ms: number): Promise<void> {
-    const end = Date.now() + ms;
-    let exited = false;
-    this.#done.then(() => exited = true);
-    while (!re.test(this.stderr)) {
-      if (exited) throw new Error(`process exited before ${re}: ${this.stderr}`);
-      if (Date.now() > end) throw new Error(`no ${re} within ${ms} ms; stderr: ${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  /** Sends `sig` and waits for the exit (SIGKILL after `ms`). */
-  async stop(sig: Deno.Signal = "SIGTERM", ms = 15000): Promise<Deno.CommandStatus> {
-    try {
-      this.child.kill(sig);
-    } catch { /* already gone */ }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const killer = new Promise<void>((r) => {
-      timer = setTimeout(() => {
-        try {
-          this.child.kill("SIGKILL");
-        } catch { /* gone */ }
-        r();
-      }, ms);
-    });
-    const st = await Promise.race([this.#done, killer.then(() => this.#done)]);
-    clearTimeout(timer);
-    return st;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop("SIGKILL", 5000);
-  }
-}
-
-function server(args: string[]): Proc {
-  return new Proc(`${ROOT}/scripts/nvmeof`, args);
-}
-
-async function run(
-  cmd: string,
-  args: string[],
-): Promise<{ code: number; out: string; err: string }> {
-  const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
-  return { code: o.code, out: dec.decode(o.stdout), err: dec.decode(o.stderr) };
+function server(args: string[]): Spawned {
+  return spawnNvmeof(args);
 }
 
 /** `rdma resource show` for rxe0: pd/cq/qp/cm_id/mr/ctx counts. */
 async function resources(): Promise<string> {
   const r = await run("rdma", ["resource", "show"]);
-  assert.equal(r.code, 0, r.err);
-  const line = r.out.split("\n").find((l) => l.includes("rxe0"));
-  assert.ok(line, r.out);
+  assert.equal(r.code, 0, r.stderr);
+  const line = r.stdout.split("\n").find((l) => l.includes("rxe0"));
+  assert.ok(line, r.stdout);
   return line.replace(/^\d+:\s*/, "").trim();
 }
 
@@ -102,9 +33,9 @@ Deno.test("rdma devices agrees with ibv_devinfo -v and rdma link", async () => {
   const rxe = devs.find((d: { name: string }) => d.name === "rxe0");
   assert.ok(rxe, ours.stdout);
   const info = await run("ibv_devinfo", ["-v", "-d", "rxe0"]);
-  assert.equal(info.code, 0, info.err);
+  assert.equal(info.code, 0, info.stderr);
   const field = (name: string) =>
-    new RegExp(`^\\s*${name}:\\s*(.+)$`, "m").exec(info.out)?.[1].trim();
+    new RegExp(`^\\s*${name}:\\s*(.+)$`, "m").exec(info.stdout)?.[1].trim();
   assert.equal(rxe.node_guid, field("node_guid"));
   assert.equal(rxe.sys_image_guid, field("sys_image_guid"));
   assert.equal(rxe.fw_ver, field("fw_ver"));
@@ -120,9 +51,9 @@ Deno.test("rdma devices agrees with ibv_devinfo -v and rdma link", async () => {
   assert.match(field("active_width")!, new RegExp(`^${port.active_width} `));
   assert.match(field("active_speed")!, new RegExp(`^${port.active_speed.replace(".", "\\.")} `));
   assert.match(field("phys_state")!, new RegExp(`^${port.phys_state} `));
-  const gids = [...info.out.matchAll(/GID\[\s*(\d+)\]:\s*([^,\s]+), (.+)$/gm)]
+  const gids = [...info.stdout.matchAll(/GID\[\s*(\d+)\]:\s*([^,\s]+), (.+)$/gm)]
     .map((m) => `${m[1]} ${m[2]} ${m[3].trim()}`);
-  assert.ok(gids.length > 0, info.out);
+  assert.ok(gids.length > 0, info.stdout);
   assert.deepEqual(
     port.gids.map((g: { index: number; gid: string; type: string }) =>
       `${g.index} ${g.gid} ${g.type}`
@@ -131,9 +62,9 @@ Deno.test("rdma devices agrees with ibv_devinfo -v and rdma link", async () => {
   );
   assert.ok(port.gids.some((g: { ip: string }) => g.ip === ADDR));
   const link = await run("rdma", ["link", "show", "rxe0/1"]);
-  assert.match(link.out, new RegExp(`state ${port.state.replace("PORT_", "")} `));
-  assert.match(link.out, new RegExp(`physical_state ${port.phys_state} `));
-  assert.match(link.out, new RegExp(`netdev ${port.netdev} `));
+  assert.match(link.stdout, new RegExp(`state ${port.state.replace("PORT_", "")} `));
+  assert.match(link.stdout, new RegExp(`physical_state ${port.phys_state} `));
+  assert.match(link.stdout, new RegExp(`netdev ${port.netdev} `));
   const mtu = (await Deno.readTextFile(`/sys/class/net/${port.netdev}/mtu`)).trim();
   assert.equal(String(port.netdev_mtu), mtu);
 });
@@ -276,7 +207,7 @@ Deno.test("--trace shows the CM events and RESET → INIT → RTR → RTS in ord
 });
 
 Deno.test("--rping completes against rdma-core's rping -s", async () => {
-  await using rp = new Proc("rping", ["-s", "-a", ADDR, "-p", "7203", "-v", "-C", "10"]);
+  await using rp = new Spawned("rping", ["-s", "-a", ADDR, "-p", "7203", "-v", "-C", "10"]);
   await new Promise((r) => setTimeout(r, 1000));
   const r = await nvmeof(["rdma", "ping", "--rping", "-a", ADDR, "-p", "7203", "-c", "10"]);
   assert.equal(r.code, 0, r.stderr);
@@ -316,8 +247,11 @@ Deno.test("rping -c -V completes against nvmeof rdma ping --server --rping", asy
       "-v",
       "-V",
     ]);
-    assert.equal(r.code, 0, r.out + r.err);
-    assert.equal(r.out.split("\n").filter((l) => l.startsWith("ping data: rdma-ping-")).length, 10);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(
+      r.stdout.split("\n").filter((l) => l.startsWith("ping data: rdma-ping-")).length,
+      10,
+    );
   }
   // rping -c exits before the server has seen its DISCONNECTED; the line comes after that.
   await srv.waitFor(/client 2: rping 64 B × 10: ok/, 30000);

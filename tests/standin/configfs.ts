@@ -2,7 +2,7 @@
  * A plain directory standing in for the kernel's nvmet configfs, for the unit and cli tiers. It is
  * test code, not part of the product: the cli tier reaches it through tests/standin/main.ts.
  *
- * What it mirrors of drivers/nvme/target/configfs.c (facts §3): `mkdir` of a host, subsystem,
+ * What it mirrors of drivers/nvme/target/configfs.c: `mkdir` of a host, subsystem,
  * namespace or port creates that group's attribute files with the kernel's defaults and its
  * default child groups; `rmdir` removes them and refuses (ENOTEMPTY) while user-made children
  * remain; writing a port's `addr_*`/`param_*` while the port has a subsystem link is EACCES; writing

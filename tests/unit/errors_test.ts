@@ -3,12 +3,16 @@ import {
   EnvironmentError,
   errnoName,
   errnoOf,
+  errorRecord,
   EXIT,
+  exitCodeOf,
   FailureError,
   formatError,
   NativeError,
   UsageError,
 } from "../../src/errors.ts";
+import { LibraryLoadError, openLibrary } from "../../ffi/loader.ts";
+import * as errnoModule from "../../ffi/errno.ts";
 
 Deno.test("each error class carries its exit code", () => {
   assert.equal(new FailureError("x").exitCode, EXIT.failure);
@@ -47,4 +51,43 @@ Deno.test("errnoOf reads Deno's error codes", async () => {
   const err = await Deno.readTextFile("/nonexistent/nvmeof").catch((e) => e);
   assert.equal(errnoOf(err), 2);
   assert.equal(errnoOf("not an error"), undefined);
+});
+
+Deno.test("a library that does not load is an environment error (exit 3) naming each path tried", () => {
+  const spec = {
+    name: "libnothing",
+    soname: "libnothing.so.9",
+    env: "NVMEOF_TEST_NOLIB",
+    install: "nothing",
+  };
+  let caught: unknown;
+  try {
+    openLibrary(spec, { nothing: { parameters: [], result: "void" } });
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof LibraryLoadError);
+  assert.ok(caught.tried.some((t) => t.startsWith("/usr/lib/libnothing.so.9: no such file")));
+  assert.equal(exitCodeOf(caught), 3);
+  const text = formatError(caught, false);
+  assert.match(text, /^error: Cannot load libnothing \(libnothing\.so\.9\)\./);
+  assert.match(text, /Install nothing, or set NVMEOF_TEST_NOLIB/);
+  assert.equal(errorRecord(caught).exit_code, 3);
+});
+
+Deno.test("ffi/ is the bottom room: it imports nothing from src/", async () => {
+  const dir = new URL("../../ffi/", import.meta.url);
+  for await (const entry of Deno.readDir(dir)) {
+    const text = await Deno.readTextFile(new URL(entry.name, dir));
+    assert.doesNotMatch(text, /from "\.\.\/src\//, entry.name);
+  }
+});
+
+Deno.test("errno names and numbers are written once: every named errno has its name", () => {
+  for (const [name, value] of Object.entries(errnoModule)) {
+    if (name === "ERRNO_NAMES") continue;
+    assert.equal(errnoName(value as number), name);
+  }
+  assert.equal(errnoName(errnoModule.EALREADY), "EALREADY");
+  assert.equal(errnoName(524), "ENOTSUPP");
 });

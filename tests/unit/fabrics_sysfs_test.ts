@@ -12,7 +12,7 @@ import {
   matchesConnection,
   parseAddress,
 } from "../../src/fabrics/sysfs.ts";
-import { listDir, readText } from "../../src/fabrics/kfs.ts";
+import { listDir, readText } from "../../src/host/kfs.ts";
 import { tempDir } from "../helpers.ts";
 
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:5a1e0000-0000-4000-8000-000000000001";

@@ -12,7 +12,7 @@ import {
   rwSqe,
   Sqe,
 } from "../../src/nvme/capsule.ts";
-import { decodeStatus, NvmeStatusError, statusHex } from "../../src/nvme/status.ts";
+import { decodeStatus, NvmeStatusError, statusHex } from "../../src/fabrics/nvme_status.ts";
 import {
   CC_ENABLE,
   decodeCap,

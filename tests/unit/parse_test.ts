@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
 import type { CommandEntry, OptionSpec } from "../../src/cli/command.ts";
 import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
-import { negativeValuesJoined, parseInvocation } from "../../src/cli/parse.ts";
+import {
+  negativeValuesJoined,
+  parseInvocation,
+  requiredStringFlag,
+  stringFlag,
+} from "../../src/cli/parse.ts";
+import { UsageError } from "../../src/errors.ts";
 
 const OPTIONS: Record<string, OptionSpec> = {
   force: { type: "boolean", short: "f", description: "a switch" },
@@ -83,4 +89,19 @@ Deno.test("a negative number after a flag that takes a value is its value, as ge
   assert.deepEqual(negativeValuesJoined(["-l", "-x"], opts), ["-l", "-x"]);
   assert.deepEqual(negativeValuesJoined(["--dry-run", "-1"], opts), ["--dry-run", "-1"]);
   assert.deepEqual(negativeValuesJoined(["--", "-l", "-1"], opts), ["--", "-l", "-1"]);
+});
+
+Deno.test("stringFlag reads a string flag, undefined when absent; a boolean is a caller's bug", () => {
+  const values = { traddr: "10.0.0.1", verbose: true };
+  assert.equal(stringFlag(values, "traddr"), "10.0.0.1");
+  assert.equal(stringFlag(values, "trsvcid"), undefined);
+  assert.throws(() => stringFlag(values, "verbose"), TypeError);
+});
+
+Deno.test("requiredStringFlag is a usage error with the caller's words when the flag is absent", () => {
+  assert.equal(requiredStringFlag({ nqn: "nqn.x" }, "nqn", "needs -n NQN."), "nqn.x");
+  assert.throws(
+    () => requiredStringFlag({}, "nqn", "bench needs the subsystem: -n NQN."),
+    (e) => e instanceof UsageError && e.message === "bench needs the subsystem: -n NQN.",
+  );
 });

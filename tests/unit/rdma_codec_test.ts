@@ -3,8 +3,8 @@
  * and the fast call path through libffi against the UnsafeFnPointer fallback.
  */
 import assert from "node:assert/strict";
-import { parseIpv6, sockaddr } from "../../src/rdma/cm.ts";
-import { ipv6Text } from "../../src/rdma/devices.ts";
+import { sockaddr } from "../../src/rdma/cm.ts";
+import { formatIp, parseIpv6 } from "../../src/net/address.ts";
 import {
   cmEventName,
   IB_CM_REJ_REASON,
@@ -13,7 +13,7 @@ import {
   wcStatusName,
 } from "../../ffi/enums.ts";
 import { NativeCall, usingLibffi } from "../../ffi/libffi.ts";
-import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/structs.ts";
+import { SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/libc_structs.ts";
 
 Deno.test("sockaddr encodes IPv4 with the port in network order", () => {
   const sa = sockaddr("10.77.0.1", 7174);
@@ -36,15 +36,15 @@ Deno.test("parseIpv6 accepts compressed and IPv4-mapped forms and refuses junk",
   assert.equal(parseIpv6("1:2:3:4:5:6:7:8")![15], 8);
 });
 
-Deno.test("ipv6Text prints GIDs the way ibv_devinfo does", () => {
+Deno.test("formatIp with keepMapped prints GIDs the way ibv_devinfo does", () => {
   const gid = new Uint8Array(16);
   gid.set([0xfe, 0x80], 0);
   gid.set([0x98, 0x65, 0xf9, 0xff, 0xfe, 0x66, 0x55, 0x66], 8);
-  assert.equal(ipv6Text(gid), "fe80::9865:f9ff:fe66:5566");
+  assert.equal(formatIp(gid, { keepMapped: true }), "fe80::9865:f9ff:fe66:5566");
   const mapped = new Uint8Array(16);
   mapped.set([0xff, 0xff, 10, 77, 0, 1], 10);
-  assert.equal(ipv6Text(mapped), "::ffff:10.77.0.1");
-  assert.equal(ipv6Text(parseIpv6("1:0:0:2:0:0:0:3")!), "1:0:0:2::3");
+  assert.equal(formatIp(mapped, { keepMapped: true }), "::ffff:10.77.0.1");
+  assert.equal(formatIp(parseIpv6("1:0:0:2:0:0:0:3")!, { keepMapped: true }), "1:0:0:2::3");
 });
 
 Deno.test("enum names: CM events, QP states, WC statuses, reject reasons, MTUs", () => {

@@ -6,6 +6,7 @@
  * permission is granted anyway, so these few calls go straight to libc; on ordinary files (the
  * temporary trees of tests) they behave the same.
  */
+import { ENOENT, ENOTDIR } from "../../ffi/errno.ts";
 import {
   cString,
   DIRENT_D_NAME,
@@ -68,7 +69,7 @@ export function listDir(path: string): string[] {
   const dir = c.opendir(cString(path));
   if (dir === null) {
     const e = errno();
-    if (e === 2 || e === 20) return [];
+    if (e === ENOENT || e === ENOTDIR) return [];
     fail("opendir", path, e);
   }
   const out: string[] = [];

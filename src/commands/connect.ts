@@ -12,18 +12,22 @@ import {
   CONNECT_FLAGS,
   HOST_FLAGS,
   hostFromFlags,
+  secretFilesFromFlags,
   TUNING_FLAGS,
   tuningFromFlags,
 } from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import {
   checkInt,
+  checkKernelOptions,
   checkNqn,
+  checkTransportOptions,
   type ConnectOptions,
   DISCOVERY_NQN,
   isIpv4,
   isIpv6,
   redactedOptionString,
+  runningKernelRelease,
   type Transport,
 } from "../fabrics/options.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
@@ -52,7 +56,7 @@ export async function connectOptionsFromFlags(
   const host = hostFromFlags(values);
   const tuning = await tuningFromFlags(values);
   const id = await resolveHostIdentity(host, paths);
-  return {
+  const opts: ConnectOptions = {
     ...address,
     nqn,
     ...(host.hostTraddr ? { hostTraddr: host.hostTraddr } : {}),
@@ -60,6 +64,9 @@ export async function connectOptionsFromFlags(
     hostid: id.hostid,
     ...tuning,
   };
+  checkTransportOptions(opts);
+  checkKernelOptions(opts, runningKernelRelease());
+  return opts;
 }
 
 function progressOf(ctx: RunContext): ((line: string) => void) | undefined {
@@ -140,7 +147,7 @@ size 16..1024. Root is needed (except for --dry-run).`,
     const paths = fabricsPaths();
     const opts = await connectOptionsFromFlags(ctx.values, paths, checkNqn(nqnValue, "-n/--nqn"));
     const persist = ctx.values.persist === true
-      ? savedFromOptions(opts, absolute(ctx.values["dhchap-secret-file"] as string | undefined))
+      ? savedFromOptions(opts, secretFilesFromFlags(ctx.values))
       : undefined;
     if (ctx.values["dry-run"] === true) {
       const data = {
@@ -165,10 +172,6 @@ size 16..1024. Root is needed (except for --dry-run).`,
     };
   },
 };
-
-function absolute(file: string | undefined): string | undefined {
-  return file === undefined || file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
-}
 
 function savedFile(): string {
   return connectionsFile(persistPaths());
@@ -200,7 +203,10 @@ function retryForMs(values: OptionValues): number {
 }
 
 async function connectSavedRun(ctx: RunContext): Promise<CommandResult> {
-  for (const f of ["traddr", "nqn", "hostnqn", "hostid", "host-traddr", "dhchap-secret-file"]) {
+  for (
+    const f of ["traddr", "nqn", "hostnqn", "hostid", "host-traddr", ...Object.keys(TUNING_FLAGS)]
+  ) {
+    if (f === "ctrl-loss-tmo" && ctx.values[f] === TUNING_FLAGS[f].default) continue;
     if (ctx.values[f] !== undefined) {
       throw new UsageError(`--saved connects the saved connections; --${f} does not apply.`, {
         hint: "Drop the address flags, or connect one subsystem without --saved.",
@@ -425,10 +431,7 @@ Referrals to other discovery controllers are followed once. Exit 1 if any connec
     const records = await connectEntries(paths, base, log.entries, true, ctx);
     const saved = ctx.values.persist === true
       ? await persistEntries([
-        savedFromOptions(
-          { ...base, nqn: DISCOVERY_NQN },
-          absolute(ctx.values["dhchap-secret-file"] as string | undefined),
-        ),
+        savedFromOptions({ ...base, nqn: DISCOVERY_NQN }, secretFilesFromFlags(ctx.values)),
       ])
       : undefined;
     const data = { genctr: log.genctr, records, ...(saved ? { saved: saved.file } : {}) };

@@ -103,13 +103,15 @@ export async function parseInvocation(
   for (const [name, o] of Object.entries(options)) {
     if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
   }
-  const output = values.output as string;
+  // --output-format is nvme-cli's name for -o, and its 'normal' is nvmeof's text.
+  const given = (values["output-format"] ?? values.output) as string;
+  const output = given === "normal" ? "text" : given;
   const formats = ["text", "json", ...(command?.outputs ?? [])];
   if (!formats.includes(output)) {
     throw new UsageError(
       `Invalid output format '${output}'${path.length ? ` for '${where}'` : ""}.`,
       {
-        hint: `Use ${formats.map((f) => `-o ${f}`).join(", ")}.`,
+        hint: `Use ${formats.map((f) => `-o ${f}`).join(", ")} (-o normal is text).`,
       },
     );
   }

@@ -163,6 +163,9 @@ size 16..1024. Root is needed (except for --dry-run).`,
           (persist ? `\nwould save: ${describeSaved(persist)} in ${savedFile()}` : ""),
       };
     }
+    if (ctx.global.verbose) {
+      ctx.note(`writing to ${paths.dev}/nvme-fabrics: ${redactedOptionString(opts)}`);
+    }
     const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
     if (!persist) return { data: r, text: () => connectText(r) };
     const saved = await persistEntries([persist]);

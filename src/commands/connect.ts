@@ -152,6 +152,8 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -o json",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dhchap-secret-file /etc/nvme/disk1.key",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --persist   # and at every boot",
+    "nvmeof connect -a storage1 -n nqn.2024-01.io.example:disk1 -l -1 -c 2 --fast_io_fail_tmo 5 --persist   # HA timeouts, saved",
+    "nvmeof connect -t tcp -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -g -G -f eth1   # digests, from eth1",
     "nvmeof connect --saved   # (re)connect all saved connections",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -l -1 -F 5 -c 2 -O > disk1.json",
     "nvmeof connect -J disk1.json   # every I/O controller the file lists, as 'nvme connect -J'",

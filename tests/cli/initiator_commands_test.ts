@@ -113,9 +113,11 @@ Deno.test("connect refuses a too-long NQN and a bad address (exit 2)", async () 
   const long = await nvmeof(["connect", "-a", "10.0.0.2", "-n", "nqn." + "x".repeat(230)], { env });
   assert.equal(long.code, 2);
   assert.match(long.stderr, /the kernel accepts at most 222/);
-  const bad = await nvmeof(["connect", "-a", "storage-1", "-n", NQN], { env });
+  const bad = await nvmeof(["connect", "-a", "10.0.0.999", "-n", NQN], { env });
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /'storage-1' is not an IPv4 or IPv6 address/);
+  assert.match(bad.stderr, /'10\.0\.0\.999' is not an IPv4 or IPv6 address/);
+  const under = await nvmeof(["connect", "-a", "storage_1", "-n", NQN], { env });
+  assert.equal(under.code, 2, "not a host name either");
   const none = await nvmeof(["connect", "-a", "10.0.0.2"], { env });
   assert.equal(none.code, 2);
   assert.match(none.stderr, /subsystem NQN is missing/);
@@ -169,12 +171,19 @@ Deno.test("disconnect -n writes delete_controller of that subsystem's controller
   assert.equal(await Deno.readTextFile(`${dir.path}/sys/class/nvme/nvme3/delete_controller`), "1");
 });
 
-Deno.test("disconnect of something not connected fails (exit 1); no selector is exit 2", async () => {
+Deno.test("disconnect of an NQN not connected is exit 0 as in nvme-cli; a missing device is exit 1; no selector is exit 2", async () => {
   await using dir = await tempDir();
   const env = await tree(dir.path, true);
-  const r = await nvmeof(["disconnect", "-n", "nqn.2024-01.io.example:nope"], { env });
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /No controller is connected to 'nqn.2024-01.io.example:nope'/);
+  const r = await nvmeof(["disconnect", "-n", "nqn.2024-01.io.example:nope", "-o", "json"], {
+    env,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /'nqn.2024-01.io.example:nope' is not connected; nothing to disconnect/);
+  assert.deepEqual(JSON.parse(r.stdout), {
+    controllers: [],
+    not_connected: ["nqn.2024-01.io.example:nope"],
+  });
+  assert.equal(await Deno.readTextFile(`${dir.path}/sys/class/nvme/nvme3/delete_controller`), "");
   const d = await nvmeof(["disconnect", "-d", "nvme9"], { env });
   assert.equal(d.code, 1);
   assert.match(d.stderr, /Controller 'nvme9' does not exist/);

@@ -2,7 +2,7 @@
  * Connecting an I/O controller end to end: report an identical existing connection instead of
  * duplicating it, write the option string, wait for the block devices, and time both steps.
  */
-import { EALREADY } from "../../ffi/errno.ts";
+import { EALREADY } from "../errno.ts";
 import { ConnectError } from "./connect_errors.ts";
 import { createController, existingControllers, waitReady } from "./controller.ts";
 import type { ConnectOptions } from "./options.ts";

@@ -5,8 +5,8 @@
  * Messages are sentence case, start with what failed, quote values, name the cause, and say what
  * to do next. Always attach `{ cause }` when wrapping another error.
  */
-import { EACCES, EBUSY, EEXIST, EINVAL, ENOENT, ERRNO_NAMES } from "../ffi/errno.ts";
-import { LibraryLoadError } from "../ffi/loader.ts";
+import { EACCES, EBUSY, EEXIST, EINVAL, ENOENT, ERRNO_NAMES } from "./errno.ts";
+import type { LibraryLoadError } from "../ffi/loader.ts";
 
 /** How many characters of a value a message quotes; the rest is counted, not shown. */
 export const QUOTE_MAX = 80;
@@ -89,7 +89,7 @@ export class EnvironmentError extends NvmeofError {
   override readonly exitCode: number = EXIT.environment;
 }
 
-/** errno names for the values this tool meets (x86_64 Linux); defined in ffi/errno.ts. */
+/** errno names for the values this tool meets (x86_64 Linux); defined in src/errno.ts. */
 export { ERRNO_NAMES };
 
 /** Returns "EINVAL" for 22, "errno 999" for values not in the table. */
@@ -137,11 +137,20 @@ export function errnoOf(err: unknown): number | undefined {
 }
 
 /**
+ * Whether `err` is ffi/loader.ts' LibraryLoadError, recognised by its name so that start-up
+ * (which loads this module) loads nothing from ffi/.
+ */
+function isLibraryLoadError(err: unknown): err is LibraryLoadError {
+  return err instanceof Error && err.name === "LibraryLoadError" &&
+    Array.isArray((err as Partial<LibraryLoadError>).tried);
+}
+
+/**
  * The error as this tree sees it: a LibraryLoadError from ffi/ (which imports nothing from src/)
  * is an EnvironmentError (exit 3); any other error is itself.
  */
 export function ownError(err: unknown): unknown {
-  if (err instanceof LibraryLoadError) {
+  if (isLibraryLoadError(err)) {
     return new EnvironmentError(err.message, { hint: err.hint, cause: err });
   }
   return err;

@@ -3,7 +3,7 @@
  * queue, no reconnects), translate the errno and the kernel log into the doctor's words, and
  * delete the controller it made.
  */
-import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../../ffi/errno.ts";
+import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
 import type { ConnectOptions } from "../fabrics/options.ts";

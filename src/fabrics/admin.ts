@@ -2,7 +2,7 @@
  * NVMe admin commands through the passthrough ioctl on a controller's char device /dev/nvmeN:
  * Get Log Page (discovery log) and Identify (active namespace list).
  */
-import { EACCES } from "../../ffi/errno.ts";
+import { EACCES } from "../errno.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { OwnedFd } from "../fd.ts";

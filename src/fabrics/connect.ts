@@ -2,7 +2,7 @@
  * Connecting an I/O controller end to end: report an identical existing connection instead of
  * duplicating it, write the option string, wait for the block devices, and time both steps.
  */
-import { EALREADY } from "../../ffi/errno.ts";
+import { EALREADY } from "../errno.ts";
 import { badTokenFromLog, ConnectError } from "./connect_errors.ts";
 import { rowOfToken } from "./connect_table.ts";
 import { createController, existingControllers, waitReady } from "./controller.ts";

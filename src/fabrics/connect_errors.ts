@@ -16,7 +16,7 @@ import {
   EOPNOTSUPP,
   EPERM,
   ETIMEDOUT,
-} from "../../ffi/errno.ts";
+} from "../errno.ts";
 import {
   EnvironmentError,
   errnoName,

@@ -3,7 +3,7 @@
  * /dev/nvme-fabrics, wait until it is live with its block devices, read the discovery log,
  * and delete it through sysfs.
  */
-import { EACCES, EBUSY, ENODEV, ENOENT, ENXIO, EPERM } from "../../ffi/errno.ts";
+import { EACCES, EBUSY, ENODEV, ENOENT, ENXIO, EPERM } from "../errno.ts";
 import { EnvironmentError, errnoName, FailureError, NativeError } from "../errors.ts";
 import { modprobe } from "../host/kernel.ts";
 import { cString, errno, libc, O_CLOEXEC, O_RDWR } from "../../ffi/libc.ts";

@@ -4,7 +4,7 @@
  * generated like libnvme does. The kernel pairs each host NQN with one host ID for the life of
  * the module (nvmf_host_add in drivers/nvme/host/fabrics.c), so the two always travel together.
  */
-import { EACCES, ENOENT, EROFS } from "../../ffi/errno.ts";
+import { EACCES, ENOENT, EROFS } from "../errno.ts";
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
 import { checkNqn, isUuid } from "./options.ts";
 import { readText } from "../host/kfs.ts";

@@ -3,7 +3,7 @@
  * while we worked. Reading needs root (or CAP_SYSLOG); when it cannot be read we simply have no
  * reason to add.
  */
-import { EPIPE } from "../../ffi/errno.ts";
+import { EPIPE } from "../errno.ts";
 import { errno, libc, O_CLOEXEC, O_NONBLOCK, O_RDONLY, SEEK_END } from "../../ffi/libc.ts";
 import { OwnedFd } from "../fd.ts";
 

@@ -6,7 +6,7 @@
  * permission is granted anyway, so these few calls go straight to libc; on ordinary files (the
  * temporary trees of tests) they behave the same.
  */
-import { ENOENT, ENOTDIR } from "../../ffi/errno.ts";
+import { ENOENT, ENOTDIR } from "../errno.ts";
 import {
   cString,
   DIRENT_D_NAME,

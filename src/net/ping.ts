@@ -21,7 +21,7 @@ import {
   SOL_IP,
   SOL_IPV6,
 } from "../../ffi/libc.ts";
-import { EACCES, EAGAIN, EPERM } from "../../ffi/errno.ts";
+import { EACCES, EAGAIN, EPERM } from "../errno.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { OwnedFd } from "../fd.ts";
 import { isIpv4 } from "./address.ts";

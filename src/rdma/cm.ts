@@ -3,7 +3,7 @@
  * O_NONBLOCK mode after a non-blocking poll, copied out, and acknowledged at once (the private
  * data they point to is freed by rdma_ack_cm_event, and rdma_destroy_id waits for every ack).
  */
-import { ENODEV, ENOENT } from "../../ffi/errno.ts";
+import { ENODEV, ENOENT } from "../errno.ts";
 import { librdmacm } from "../../ffi/librdmacm.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { AF_INET, AF_INET6, errno } from "../../ffi/libc.ts";

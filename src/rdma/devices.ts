@@ -2,7 +2,7 @@
  * RDMA device discovery through libibverbs: devices, their attributes, ports and GID tables,
  * with the netdev each GID belongs to and that netdev's MTU beside the RoCE MTU.
  */
-import { EACCES, ENOSYS, EPERM } from "../../ffi/errno.ts";
+import { EACCES, ENOSYS, EPERM } from "../errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import {

@@ -6,7 +6,7 @@
  * req_notify_cq) go through ibv_context.ops with prepared NativeCall sites, and throw NativeError
  * like every other verb. The work requests they post are in work_request.ts.
  */
-import { EFAULT, ENOMEM } from "../../ffi/errno.ts";
+import { EFAULT, ENOMEM } from "../errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import { NativeCall } from "../../ffi/libffi.ts";

@@ -13,7 +13,7 @@ import {
   O_NONBLOCK,
   POLLIN,
 } from "../../ffi/libc.ts";
-import { EAGAIN } from "../../ffi/errno.ts";
+import { EAGAIN } from "../errno.ts";
 import { errnoName, FailureError, NativeError } from "../errors.ts";
 import { OwnedFd } from "../fd.ts";
 

@@ -12,7 +12,7 @@ import {
   UsageError,
 } from "../../src/errors.ts";
 import { LibraryLoadError, openLibrary } from "../../ffi/loader.ts";
-import * as errnoModule from "../../ffi/errno.ts";
+import * as errnoModule from "../../src/errno.ts";
 
 Deno.test("each error class carries its exit code", () => {
   assert.equal(new FailureError("x").exitCode, EXIT.failure);

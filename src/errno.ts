@@ -2,7 +2,8 @@
  * errno values of x86_64 Linux (<asm-generic/errno-base.h>, <asm-generic/errno.h>, and the
  * kernel-internal ENOTSUPP of include/linux/errno.h that configfs can return), by name: code
  * compares `e === EACCES`, never `e === 13`. ERRNO_NAMES is derived from the same list, so a
- * name and its number are written once.
+ * name and its number are written once. It lives in src/ rather than ffi/ because start-up loads
+ * it (src/errors.ts names errnos) and start-up loads nothing from ffi/.
  */
 export const EPERM = 1;
 export const ENOENT = 2;

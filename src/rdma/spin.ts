@@ -30,6 +30,8 @@ export interface SpinOptions {
   when: string;
   /** Iterations of the run, for the messages. */
   total: number;
+  /** Told when each event-loop turn began and ended (performance.now()), for measurements. */
+  onTurn?: (start: number, end: number) => void;
 }
 
 /**
@@ -116,6 +118,8 @@ export class Spinner {
         { hint: "The peer stopped answering; check that it is still running." },
       );
     }
-    return new Promise((r) => setTimeout(r, 0));
+    const { onTurn } = this.#options;
+    const turn = new Promise<void>((r) => setTimeout(r, 0));
+    return onTurn ? turn.then(() => onTurn(now, performance.now())) : turn;
   }
 }

@@ -7,7 +7,7 @@ import { IBV_WC_OPCODE } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import { checkCompletion } from "./completion.ts";
 import type { Connection } from "./connection.ts";
-import type { Canceller } from "./wait.ts";
+import { type Canceller, nextTurn } from "./wait.ts";
 
 /** How often a spinning loop reaps the CQ and checks on the peer (masks of the spin count). */
 export interface Pace {
@@ -119,7 +119,6 @@ export class Spinner {
       );
     }
     const { onTurn } = this.#options;
-    const turn = new Promise<void>((r) => setTimeout(r, 0));
-    return onTurn ? turn.then(() => onTurn(now, performance.now())) : turn;
+    return onTurn ? nextTurn().then(() => onTurn(now, performance.now())) : nextTurn();
   }
 }

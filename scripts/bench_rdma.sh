@@ -5,8 +5,9 @@
 #   ib_write_lat -R -F -s S  vs  nvmeof rdma ping --op write --size S   (S = 2, 64, 4096)
 #   ib_write_bw  -R -F -s 65536  vs  nvmeof rdma bw --size 65536
 #
-# ib_write_lat prints t_typical, the median of half round trips; nvmeof prints round trips, so
-# its median is halved here. ib_write_bw's "MB/sec" is MiB/s, compared with nvmeof's bw_mib_s.
+# ib_write_lat prints t_typical (the median of half round trips), t_avg and the 99% percentile;
+# nvmeof prints round trips, so its median, average and p99 are halved here. The median shows the
+# loop's own cost, the average and p99 its tail (iterations that waited on something else). ib_write_bw's "MB/sec" is MiB/s, compared with nvmeof's bw_mib_s.
 # Ratios: latency nvmeof/perftest (goal ≤ 1.10), bandwidth nvmeof/perftest (goal ≥ 0.95).
 # Each figure is the median of ROUNDS runs, the two tools alternating which goes first, so a
 # burst of load on the machine hits both. Under TCG both tools' run medians move by up to 2× from
@@ -14,14 +15,17 @@
 # round's pair is printed with its own ratio, and the median of those per-round ratios is printed
 # beside the ratio of the medians: a pair run back to back shares the machine's state.
 # Environment: ADDR (default 10.77.0.1), ITERS (latency iterations, default 5000: the median
-# must not be taken over the JIT's warm-up), BW_ITERS (default 2000), ROUNDS (default 5).
+# must not be taken over the JIT's warm-up), SIZES (latency sizes, default "2 64 4096"), BW_ITERS
+# (default 2000; 0 skips the bandwidth row), ROUNDS (default 5), NVMEOF (the launcher to measure,
+# default scripts/nvmeof: another checkout's, to compare two versions in one lab run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 BW_ITERS="${BW_ITERS:-2000}"
 ROUNDS="${ROUNDS:-5}"
-N=scripts/nvmeof
+SIZES="${SIZES:-2 64 4096}"
+N="${NVMEOF:-scripts/nvmeof}"
 . scripts/bench/rdma_lib.sh
 for t in ib_write_lat ib_write_bw python3; do
   command -v "$t" >/dev/null || { echo "bench_rdma: $t is missing (apt-get install perftest python3)" >&2; exit 3; }
@@ -58,23 +62,34 @@ round() {
   ps+=("$p")
   ns+=("$n")
 }
-lat_perftest() { perftest ib_write_lat "$size" "$ITERS" 18515 | awk '{ print $5 }'; }
-lat_nvmeof() { nvmeof_write_us 7180 "$size" "$ITERS"; }
+# Latency runs print "median average p99" (one-way µs).
+lat_perftest() { perftest ib_write_lat "$size" "$ITERS" 18515 | awk '{ print $5, $6, $8 }'; }
+lat_nvmeof() { nvmeof_write_stats 7180 "$size" "$ITERS"; }
 bw_perftest() { perftest ib_write_bw 65536 "$BW_ITERS" 18516 | awk '{ print $4 }'; }
 bw_nvmeof() {
   timeout 900 $N rdma bw -a "$ADDR" -p 7180 --size 65536 --iters "$BW_ITERS" -o json |
     json "d['bw_mib_s']"
 }
 
-printf '%-26s %14s %14s %8s %8s   %s\n' "latency (median one-way)" "perftest µs" "nvmeof µs" "ratio" \
+printf '%-26s %14s %14s %8s %8s   %s\n' "latency (one-way)" "perftest µs" "nvmeof µs" "ratio" \
   "rnd-med" "rounds: perftest/nvmeof (ratio)"
-for size in 2 64 4096; do
+for size in $SIZES; do
   ps=() ns=()
   for r in $(seq 1 "$ROUNDS"); do
     round "$r" lat_perftest lat_nvmeof || { echo "bench_rdma: write $size B failed" >&2; exit 1; }
   done
-  row "write $size B"
+  # One row per figure: field k of every round's "median average p99".
+  lp=("${ps[@]}") ln=("${ns[@]}")
+  k=0
+  for figure in median average p99; do
+    k=$((k + 1))
+    ps=() ns=()
+    for x in "${lp[@]}"; do ps+=("$(echo "$x" | cut -d' ' -f"$k")"); done
+    for x in "${ln[@]}"; do ns+=("$(echo "$x" | cut -d' ' -f"$k")"); done
+    row "write $size B $figure"
+  done
 done
+[ "$BW_ITERS" = 0 ] && exit 0
 
 ps=() ns=()
 for r in $(seq 1 "$ROUNDS"); do

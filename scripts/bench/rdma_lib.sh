@@ -2,21 +2,26 @@
 # They set ADDR (the address every peer listens on) and N (the nvmeof launcher) before using these.
 
 # perftest TOOL SIZE ITERS PORT: one perftest pair, the server in the background and the client
-# in the foreground; prints the client's data line.
+# in the foreground; prints the client's data line. The server is bounded too: when its client
+# dies (ib_write_lat has segfaulted under TCG) it would wait for it forever.
 perftest() {
-  "$1" -R -F -s "$2" -n "$3" -p "$4" >/dev/null 2>&1 &
+  timeout 330 "$1" -R -F -s "$2" -n "$3" -p "$4" >/dev/null 2>&1 &
   local sp=$!
   sleep 1
   timeout 300 "$1" -R -F -s "$2" -n "$3" -p "$4" "$ADDR" 2>/dev/null | awk -v s="$2" '$1 == s { print; exit }'
   wait "$sp" 2>/dev/null
 }
 
-# nvmeof_write_us PORT SIZE ITERS: one nvmeof write ping; prints its one-way median in µs (the
-# round trip halved, as ib_write_lat reports t_typical).
-nvmeof_write_us() {
+# nvmeof_write_stats PORT SIZE ITERS: one nvmeof write ping; prints its one-way median, average
+# and 99th percentile in µs (round trips halved, as ib_write_lat reports t_typical, t_avg and its
+# 99% percentile).
+nvmeof_write_stats() {
   timeout 600 $N rdma ping -a "$ADDR" -p "$1" --op write --size "$2" -c "$3" -o json |
-    python3 -c "import json,sys; print(json.load(sys.stdin)['latency']['median_us']/2)"
+    python3 -c "import json,sys; l=json.load(sys.stdin)['latency']; print(l['median_us']/2, l['avg_us']/2, l['p99_us']/2)"
 }
+
+# nvmeof_write_us PORT SIZE ITERS: the one-way median of one nvmeof write ping, in µs.
+nvmeof_write_us() { nvmeof_write_stats "$@" | awk '{ print $1 }'; }
 
 # wait_listening LOG...: until every server's log says it is listening (at most 60 s).
 wait_listening() {

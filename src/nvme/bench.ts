@@ -5,9 +5,8 @@
  * and `write` lay down.
  */
 import { IBV_ACCESS } from "../../ffi/enums.ts";
-import { setImmediate } from "node:timers";
 import { FailureError } from "../errors.ts";
-import { waitAnyReadable } from "../rdma/wait.ts";
+import { nextTurn, waitAnyReadable } from "../rdma/wait.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
 import { IO, type KeyedSgl, rwSqe } from "./capsule.ts";
 import { NvmeQueue } from "./queue.ts";
@@ -167,11 +166,6 @@ export const DEFAULT_POLL_MS = 10;
 
 /** How often the loop lets the event loop run (Keep Alive timer, signals) and checks health. */
 const YIELD_MS = 5;
-
-/** One turn of the event loop (timers, signals, finished async ops), without timer clamping. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /**
  * Runs started workers from one loop until every queue has drained: polls each CQ, every

@@ -62,6 +62,13 @@ export interface PingOptions {
   timeoutMs: number;
   trace: Trace;
   cancel?: Canceller;
+  /**
+   * Told each iteration's start (performance.now()) and time in ms, as it is taken: for
+   * measurements of where the tail comes from (scripts/bench/ping_tail.ts).
+   */
+  onSample?: (start: number, ms: number) => void;
+  /** Told when each event-loop turn of the spinning loop began and ended (performance.now()). */
+  onTurn?: (start: number, end: number) => void;
 }
 
 /** The client's result. */
@@ -160,6 +167,7 @@ async function runClientLoop(
     cancel: o.cancel,
     when: "during the ping",
     total: o.count,
+    onTurn: o.onTurn,
   });
   const samples: number[] = [];
   // A read sets up its WR each iteration (its source moves with shift(i)).
@@ -211,7 +219,9 @@ async function runClientLoop(
     ep.qp.postSend(wr.address);
     let wait = spin.until(answered, what, i, pace);
     if (wait) await wait;
-    samples.push(performance.now() - t0);
+    const ms = performance.now() - t0;
+    samples.push(ms);
+    o.onSample?.(t0, ms);
     // Reap our own send completion before reusing the WR and checking the bytes.
     wait = spin.until(sent, "a send completion", i);
     if (wait) await wait;

@@ -7,7 +7,7 @@ import { IBV_WC_OPCODE } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import { checkCompletion } from "./completion.ts";
 import type { Connection } from "./connection.ts";
-import type { Canceller } from "./wait.ts";
+import { type Canceller, nextTurn } from "./wait.ts";
 
 /** How often a spinning loop reaps the CQ and checks on the peer (masks of the spin count). */
 export interface Pace {
@@ -21,6 +21,14 @@ export const REAP_EVERY_SPIN: Pace = { reapMask: 0, yieldMask: 255 };
 /** Polling memory (like ib_write_lat): the CQ every 16 spins (errors, sends), check every 4096. */
 export const POLL_MEMORY: Pace = { reapMask: 15, yieldMask: 4095 };
 
+/** How often a spinning loop checks on the peer and its time without progress (ms). */
+const CHECK_MS = 50;
+/**
+ * How often it lets the event loop run (ms), for signals (Ctrl-C) and timers: a turn is not free
+ * (in the lab under load one took tens of ms, the peer waiting all the while), so fewer than checks.
+ */
+const TURN_MS = 250;
+
 /** What a Spinner watches for. */
 export interface SpinOptions {
   /** Time without progress that ends the run. */
@@ -30,13 +38,15 @@ export interface SpinOptions {
   when: string;
   /** Iterations of the run, for the messages. */
   total: number;
+  /** Told when each event-loop turn began and ended (performance.now()), for measurements. */
+  onTurn?: (start: number, end: number) => void;
 }
 
 /**
  * Drives the spinning loops of one connection: reaps completions (counting sends and receives,
- * throwing on an error status), gives up after `timeoutMs` without progress, and every ~50 ms
- * checks the CM channel for the peer's DISCONNECTED and lets the event loop run (signals,
- * timers).
+ * throwing on an error status), gives up after `timeoutMs` without progress, every CHECK_MS
+ * checks the CM channel for the peer's DISCONNECTED, and every TURN_MS lets the event loop run
+ * (signals, timers).
  */
 export class Spinner {
   /** Send-side and receive completions reaped so far. */
@@ -45,6 +55,7 @@ export class Spinner {
   #spins = 0;
   #deadline = 0;
   #nextCheck = 0;
+  #turnDue = 0;
   #moved = true;
   readonly #conn: Connection;
   readonly #options: SpinOptions;
@@ -102,7 +113,7 @@ export class Spinner {
       if (this.#nextCheck === 0) this.#nextCheck = now + 10;
     }
     if (now < this.#nextCheck) return undefined;
-    this.#nextCheck = now + 50;
+    this.#nextCheck = now + CHECK_MS;
     this.#options.cancel?.check();
     const ev = this.#conn.pollEnd();
     if (ev) {
@@ -116,6 +127,9 @@ export class Spinner {
         { hint: "The peer stopped answering; check that it is still running." },
       );
     }
-    return new Promise((r) => setTimeout(r, 0));
+    if (now < this.#turnDue) return undefined;
+    this.#turnDue = now + TURN_MS;
+    const { onTurn } = this.#options;
+    return onTurn ? nextTurn().then(() => onTurn(now, performance.now())) : nextTurn();
   }
 }

@@ -23,6 +23,7 @@ import {
   checkNqn,
   checkTransportOptions,
   type ConnectOptions,
+  DEFAULT_CTRL_LOSS_TMO,
   redactedOptionString,
   runningKernelRelease,
   type Transport,
@@ -43,15 +44,18 @@ import {
 } from "../persist/connections.ts";
 import { humanSize } from "../output/render.ts";
 import { configJsonControllers, configJsonOf, requireDiscoveryConf } from "../persist/nvme_cli.ts";
+import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
 import { retrySaved } from "../persist/retry.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 
 /** Builds the complete, validated options from the fabrics flags (host identity resolved). */
 export async function connectOptionsFromFlags(
-  values: OptionValues,
+  given: OptionValues,
   paths: FabricsPaths,
   nqn: string,
 ): Promise<ConnectOptions> {
+  const values = { ...given };
+  if (Array.isArray(values.traddr)) values.traddr = values.traddr[0];
   const address = await resolvedAddressFromFlags(values);
   const host = hostFromFlags(values);
   const tuning = await tuningFromFlags(values);
@@ -129,6 +133,27 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
       description:
         "Print the connection as libnvme's config.json (nvme-cli's -O), without secrets; -J takes it back",
     },
+    traddr: {
+      ...CONNECT_FLAGS.traddr,
+      multiple: true,
+      description:
+        "Target address (IP, or a host name); repeat it for every path of the subsystem (HA profile)",
+    },
+    "ctrl-loss-tmo": {
+      ...Object.fromEntries(
+        Object.entries(CONNECT_FLAGS["ctrl-loss-tmo"]).filter(([k]) => k !== "default"),
+      ) as typeof CONNECT_FLAGS["ctrl-loss-tmo"],
+      description:
+        `Give up reconnecting after this long; -1 = never (default ${DEFAULT_CTRL_LOSS_TMO} as nvme-cli, -1 with the HA profile)`,
+    },
+    ha: {
+      type: "boolean",
+      description: `The HA profile even for one path (the default with several -a): ${haText()}`,
+    },
+    "no-ha": {
+      type: "boolean",
+      description: "The kernel's and nvme-cli's timeouts even with several -a",
+    },
     persist: {
       type: "boolean",
       description: "Also save the connection in /etc/nvmeof/connections.yaml (reconnected at boot)",
@@ -146,6 +171,8 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
   },
   examples: [
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # rdma, port 4420",
+    "nvmeof connect -a 10.0.0.2 -a 10.0.1.2 -n nqn.2024-01.io.example:disk1   # two paths, HA profile",
+    "nvmeof connect -a 10.0.0.2 -a 10.0.1.2 -n nqn.2024-01.io.example:disk1 --dry-run -o json",
     "nvmeof connect -t rdma -a 10.0.0.2 -s 4420 -n nqn.2024-01.io.example:disk1 -i 4 -Q 128",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dry-run   # print the option string",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -o json",
@@ -174,7 +201,16 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
       });
     }
     const paths = fabricsPaths();
-    const opts = await connectOptionsFromFlags(ctx.values, paths, checkNqn(nqnValue, "-n/--nqn"));
+    const nqn = checkNqn(nqnValue, "-n/--nqn");
+    const addrs = traddrsOf(ctx.values);
+    if (addrs.length > 1 || ctx.values.ha === true) {
+      return await connectPathsRun(ctx, paths, nqn, addrs);
+    }
+    const opts = await connectOptionsFromFlags(
+      withProfile(ctx.values, false),
+      paths,
+      nqn,
+    );
     const persist = ctx.values.persist === true
       ? savedFromOptions(opts, secretFilesFromFlags(ctx.values))
       : undefined;
@@ -209,6 +245,140 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
     };
   },
 };
+
+/** The -a values given, in order (none: an empty list; the address check names the flag). */
+function traddrsOf(values: OptionValues): string[] {
+  const v = values.traddr;
+  return Array.isArray(v) ? v.map(String) : typeof v === "string" ? [v] : [];
+}
+
+/** "keep_alive_tmo=1 reconnect_delay=1 …": the HA profile as option-string tokens. */
+function haText(): string {
+  return Object.entries(haProfile()).map(([f, v]) => `${rowOf(f as TableField).token}=${v}`)
+    .join(" ");
+}
+
+/**
+ * VALUES with the profile's settings for the options not given: the HA profile's (HA), else
+ * nvme-cli's ctrl_loss_tmo of 600 s. A flag given on the command line always wins.
+ */
+function withProfile(values: OptionValues, ha: boolean): OptionValues {
+  const out: OptionValues = { ...values };
+  const given = (f: TableField) => {
+    const r = rowOf(f);
+    return [r.flag, ...(r.aliases ?? [])].some((n) => out[n] !== undefined);
+  };
+  if (ha) {
+    for (const [f, v] of Object.entries(haProfile())) {
+      if (!given(f as TableField)) out[rowOf(f as TableField).flag] = String(v);
+    }
+  }
+  if (!given("ctrlLossTmo")) out["ctrl-loss-tmo"] = String(DEFAULT_CTRL_LOSS_TMO);
+  return out;
+}
+
+/** One path of `connect -a A -a B`: connected (or found), or why not. */
+type PathRow = ConnectResult | {
+  traddr: string;
+  trsvcid: string;
+  status: "failed";
+  reason: string;
+};
+
+/**
+ * `connect -a A -a B …` (or `--ha`): every path of one subsystem, with the HA profile unless
+ * --no-ha. Each path is connected even when another fails; exit 1 when any failed.
+ */
+async function connectPathsRun(
+  ctx: RunContext,
+  paths: FabricsPaths,
+  nqn: string,
+  addrs: string[],
+): Promise<CommandResult> {
+  const ha = ctx.values["no-ha"] !== true;
+  if (ctx.values.ha === true && ctx.values["no-ha"] === true) {
+    throw new UsageError("--ha and --no-ha exclude each other.", { hint: "Use one." });
+  }
+  const dup = addrs.find((a, i) => addrs.indexOf(a) !== i);
+  if (dup !== undefined) {
+    throw new UsageError(`-a/--traddr '${dup}' is given twice.`, {
+      hint: "Give each path of the subsystem once.",
+    });
+  }
+  const values = withProfile(ctx.values, ha);
+  // Every address is checked before anything is written.
+  const all = await Promise.all(
+    addrs.map((a) => connectOptionsFromFlags({ ...values, traddr: a }, paths, nqn)),
+  );
+  const profile = ha ? haProfile() : undefined;
+  const haData = profile
+    ? Object.fromEntries(
+      Object.keys(profile).map((f) => [rowOf(f as TableField).token, all[0][f as TableField]]),
+    )
+    : undefined;
+  const files = secretFilesFromFlags(ctx.values);
+  const persist = ctx.values.persist === true
+    ? all.map((o) => savedFromOptions(o, files))
+    : undefined;
+  if (ctx.values["dry-run"] === true) {
+    const data = {
+      dry_run: true,
+      device: `${paths.dev}/nvme-fabrics`,
+      ...(haData ? { ha: haData } : {}),
+      option_strings: all.map(redactedOptionString),
+      ...(persist ? { would_save: persist } : {}),
+    };
+    return {
+      data,
+      text: () =>
+        data.option_strings.join("\n") +
+        (persist ? `\nwould save ${persist.length} paths in ${savedFile()}` : ""),
+    };
+  }
+  const rows: PathRow[] = [];
+  for (const opts of all) {
+    if (ctx.global.verbose) {
+      ctx.note(`writing to ${paths.dev}/nvme-fabrics: ${redactedOptionString(opts)}`);
+    }
+    try {
+      rows.push(await connectSubsystem(paths, opts, { progress: progressOf(ctx) }));
+    } catch (err) {
+      rows.push({
+        traddr: opts.traddr,
+        trsvcid: opts.trsvcid,
+        status: "failed",
+        reason: err instanceof NvmeofError
+          ? err.message + (err.hint ? " " + err.hint.split("\n")[0] : "")
+          : (err as Error).message,
+      });
+    }
+  }
+  const saved = persist ? await persistEntries(persist) : undefined;
+  const data = {
+    subsysnqn: nqn,
+    ...(haData ? { ha: haData } : {}),
+    paths: rows,
+    ...(saved ? { saved: saved.file } : {}),
+  };
+  return {
+    data,
+    text: () =>
+      [
+        ...(haData
+          ? [`HA profile: ${Object.entries(haData).map(([k, v]) => `${k}=${v}`).join(" ")}`]
+          : []),
+        ...rows.map((r) =>
+          "status" in r
+            ? `failed: '${nqn}' at ${
+              addr(ctx.values.transport as string, r.traddr, r.trsvcid)
+            }: ${r.reason}`
+            : connectText(r)
+        ),
+        ...(saved ? [saved.text] : []),
+      ].join("\n"),
+    exitCode: rows.some((r) => "status" in r) ? EXIT.failure : EXIT.ok,
+  };
+}
 
 function savedFile(): string {
   return connectionsFile(persistPaths());

@@ -80,9 +80,21 @@ export interface ConnectOptionRow {
   description: string;
   /** What completion offers for the value (none: any value). */
   values?: readonly string[];
+  /**
+   * The value of the HA profile (`connect --ha`, or several -a), when it sets this option: chosen
+   * from failover measurements in the lab fabric (README "High availability").
+   */
+  ha?: number;
 }
 
 const INT_MAX = 2147483647;
+
+/** The HA profile's keep-alive timeout, seconds (README "High availability" has the figures). */
+export const HA_KEEP_ALIVE_TMO = 1;
+/** The HA profile's delay between reconnect attempts, seconds. */
+export const HA_RECONNECT_DELAY = 1;
+/** The HA profile's fast_io_fail_tmo, seconds: how long I/O waits when no path is left. */
+export const HA_FAST_IO_FAIL_TMO = 30;
 
 /** The table, in option-string order. */
 export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
@@ -161,6 +173,7 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     kind: { type: "int", min: 0, max: 65535, meaning: "seconds, 0 = no keep-alive" },
     since: [4, 8],
     value: "SECONDS",
+    ha: HA_KEEP_ALIVE_TMO, // a dead path is noticed in 1-3 s instead of 5-15 s
     description: "Keep-alive timeout (kernel default 5; 0 = none)",
   },
   {
@@ -173,6 +186,7 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     kind: { type: "int", min: 1, max: 86400, meaning: "seconds" },
     since: [4, 8],
     value: "SECONDS",
+    ha: HA_RECONNECT_DELAY, // a path is back within seconds of its link
     description: "Delay between reconnect attempts (kernel default 10)",
   },
   {
@@ -185,6 +199,7 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     kind: { type: "int", min: -1, max: INT_MAX, meaning: "seconds, -1 = never give up" },
     since: [4, 8],
     value: "SECONDS",
+    ha: -1, // an HA path is never given up: it comes back when its link does
     description: "Give up reconnecting after this long; -1 = never",
   },
   {
@@ -203,6 +218,7 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     },
     since: [5, 10],
     value: "SECONDS",
+    ha: HA_FAST_IO_FAIL_TMO, // with every path down, I/O fails after this, not never
     description:
       "Fail I/O this long after the connection is lost, while reconnecting goes on (kernel default -1: off)",
   },
@@ -344,6 +360,15 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     description: "Secure channel concatenation after DH-HMAC-CHAP (tcp)",
   },
 ];
+
+/**
+ * The HA profile: the options whose rows give an `ha` value. Options given explicitly win over it.
+ */
+export function haProfile(): Partial<Record<TableField, number>> {
+  const out: Partial<Record<TableField, number>> = {};
+  for (const r of CONNECT_OPTIONS) if (r.ha !== undefined) out[r.field] = r.ha;
+  return out;
+}
 
 /** The row of a ConnectOptions field. */
 export function rowOf(field: TableField): ConnectOptionRow {

@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# Failover, side by side: the I/O pause and the time until a cut path is live again, with the two
+# paths of one subsystem connected by nvme-cli with its defaults and by nvmeof with its HA profile
+# (`connect -a A -a B`). Run from this machine against the lab fabric (scripts/lab fabric up
+# --hosts 1 --links 2); all traffic stays inside the guests.
+#
+# The storage server exports one memory-backed null_blk on two rdma ports, 10.78.0.1 and
+# 10.78.1.1. host1 connects both paths, runs fio (direct, QD 16, 4 KiB random writes, verified as
+# it goes) on the multipath head, and the link of the path carrying the I/O is cut for CUT seconds:
+#   a  carrier loss: the storage server's NIC towards host1 on that link (QEMU set_link)
+#   b  blackhole: every packet both ends send on that link is dropped (netem loss 100%)
+#   d  the link comes back: the path reconnects and I/O returns to it
+# Figures per run: fio's errors, its longest completion (clat max), the longest time with no
+# completion during the cut (a, b) and after it (d), and how long the cut path took to be live
+# again after the link came back ("never" when not within BACK_WAIT seconds).
+# Environment: RUNS (2), FAULTS ("a b"), MODES ("nvme-cli nvmeof"), IOPOLICY (numa), CUT (15),
+# BACK_WAIT (90), KEEP (the work directory, printed; default removed).
+#
+# Inside a guest (the helpers this script runs there): bench_ha.sh guest FUNCTION ARGS…
+set -uo pipefail
+cd "$(dirname "$0")/.."
+NQN=nqn.2024-01.io.nvmeof.ha:bench
+T0=10.78.0.1
+T1=10.78.1.1
+
+# ---- inside the guests ----------------------------------------------------------------------
+
+g_target_up() {
+  set -e
+  modprobe -a null_blk nvmet-rdma
+  local nb=/sys/kernel/config/nullb/habench s=/sys/kernel/config/nvmet/subsystems/$NQN
+  [ -d $nb ] || { mkdir $nb; echo 256 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/power; }
+  [ -d "$s" ] || { mkdir "$s"; echo 1 > "$s/attr_allow_any_host"; }
+  [ -d "$s/namespaces/1" ] || {
+    mkdir "$s/namespaces/1"; echo /dev/habench > "$s/namespaces/1/device_path"
+    echo 1 > "$s/namespaces/1/enable"
+  }
+  local id addr
+  for id in 91 92; do
+    addr=$T0; [ $id = 92 ] && addr=$T1
+    local p=/sys/kernel/config/nvmet/ports/$id
+    [ -d $p ] && continue
+    mkdir $p; echo rdma > $p/addr_trtype; echo ipv4 > $p/addr_adrfam
+    echo $addr > $p/addr_traddr; echo 4420 > $p/addr_trsvcid
+    ln -s "$s" "$p/subsystems/$NQN"
+  done
+}
+
+g_target_down() {
+  local s=/sys/kernel/config/nvmet/subsystems/$NQN id
+  for id in 91 92; do rm -f /sys/kernel/config/nvmet/ports/$id/subsystems/$NQN; rmdir /sys/kernel/config/nvmet/ports/$id; done
+  echo 0 > "$s/namespaces/1/enable"; rmdir "$s/namespaces/1" "$s"
+  echo 0 > /sys/kernel/config/nullb/habench/power; rmdir /sys/kernel/config/nullb/habench
+} 2>/dev/null
+
+# The controllers of NQN on this node, one per line: "nvmeN traddr".
+g_ctrls() {
+  local c
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+    echo "${c##*/} $(sed -n 's/.*traddr=\([^,]*\).*/\1/p' "$c/address")"
+  done
+}
+
+g_host_disconnect() {
+  local c
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] && echo 1 > "$c/delete_controller"
+  done
+  true
+}
+
+# MODE: nvme-cli (its defaults) or nvmeof (its HA profile, one command for both paths).
+g_host_connect() {
+  set -e
+  g_host_disconnect
+  case $1 in
+    nvme-cli)
+      nvme connect -t rdma -a $T0 -s 4420 -n $NQN >/dev/null
+      nvme connect -t rdma -a $T1 -s 4420 -n $NQN >/dev/null
+      ;;
+    nvmeof)
+      scripts/nvmeof hostnqn --generate >/dev/null # nvme-cli makes do without one; nvmeof asks for it
+      scripts/nvmeof connect -t rdma -a $T0 -a $T1 -s 4420 -n $NQN >/dev/null ;;
+    *) echo "unknown mode $1" >&2; return 2 ;;
+  esac
+  local head
+  for _ in $(seq 50); do
+    head=$(ls -d /sys/block/nvme*n1 2>/dev/null | grep -v 'nvme[0-9]*c[0-9]' | head -1)
+    [ -n "$head" ] && break
+    sleep 0.2
+  done
+  local s
+  for s in /sys/class/nvme-subsystem/*; do
+    [ "$(cat "$s/subsysnqn")" = "$NQN" ] && echo "$2" > "$s/iopolicy"
+  done
+  echo "/dev/${head##*/}"
+}
+
+# Starts fio and the path poller in WORK (background); prints nothing.
+g_io_start() {
+  local dev=$1 work=$2 runtime=$3
+  mkdir -p "$work"
+  (
+    cd "$work"
+    exec fio --name=ha --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 --rw=randwrite \
+      --bs=4k --size=128M --time_based --runtime="$runtime" --verify=crc32c --verify_backlog=1024 \
+      --verify_fatal=1 --write_lat_log=ha --log_avg_msec=0 --log_unix_epoch=1 \
+      --output-format=json --output=fio.json >fio.out 2>fio.err
+  ) </dev/null >/dev/null 2>&1 &
+  echo $! > "$work/fio.pid"
+  local ctrls
+  ctrls=$(g_ctrls)
+  (
+    # One line per 100 ms (no fork: the guest's one vCPU is shared): epoch, per controller
+    # name:traddr:state, then per link its carrier and tx bytes.
+    exec {tick}<> <(:)
+    local pid line n a st c0 c1 t0 t1
+    read -r pid < "$work/fio.pid"
+    while kill -0 "$pid" 2>/dev/null; do
+      line="$EPOCHREALTIME"
+      while read -r n a; do
+        st=gone
+        [ -r /sys/class/nvme/$n/state ] && read -r st < /sys/class/nvme/$n/state
+        line+=" $n:$a:$st"
+      done <<<"$ctrls"
+      read -r c0 < /sys/class/net/fab0/carrier
+      read -r c1 < /sys/class/net/fab1/carrier
+      read -r t0 < /sys/class/net/fab0/statistics/tx_bytes
+      read -r t1 < /sys/class/net/fab1/statistics/tx_bytes
+      echo "$line carrier0=$c0 carrier1=$c1 tx0=$t0 tx1=$t1"
+      read -r -t 0.1 -u "$tick"
+    done > "$work/paths.log"
+  ) </dev/null >/dev/null 2>&1 &
+  echo $! > "$work/poll.pid"
+}
+
+# The link (0 or 1) carrying the I/O now: the one whose tx bytes grew more over the last 2 s.
+g_busy_link() {
+  local work=$1
+  sleep 2
+  tail -20 "$work/paths.log" | awk '{ for (i = 2; i <= NF; i++) { if ($i ~ /^tx0=/) t0[NR] = substr($i, 5); if ($i ~ /^tx1=/) t1[NR] = substr($i, 5) } }
+    END { d0 = t0[NR] - t0[1]; d1 = t1[NR] - t1[1]; print (d1 > d0) ? 1 : 0 }'
+}
+
+# A blackhole on this node's LINK (on) or its end (off): every packet in or out dropped, carrier
+# up. Prints this node's clock when it took effect.
+g_blackhole() {
+  local dev=fab$1
+  if [ "$2" = on ]; then
+    tc qdisc replace dev "$dev" root netem loss 100%
+    tc qdisc replace dev "$dev" ingress
+    tc filter replace dev "$dev" ingress pref 1 matchall action drop
+  else
+    tc qdisc del dev "$dev" ingress
+    tc qdisc del dev "$dev" root
+  fi
+  echo "$EPOCHREALTIME"
+}
+
+# Waits until ADDR's path is live again (at most WAIT s), lets I/O run 10 s more, stops fio.
+g_io_finish() {
+  local work=$1 addr=$2 wait=$3 n a st
+  read -r n a < <(g_ctrls | grep " $addr\$")
+  for _ in $(seq $((wait * 5))); do
+    st=gone
+    [ -n "$n" ] && [ -r /sys/class/nvme/$n/state ] && read -r st < /sys/class/nvme/$n/state
+    [ "$st" = live ] && break
+    sleep 0.2
+  done
+  sleep 10
+  kill -INT "$(cat "$work/fio.pid")" 2>/dev/null
+  while kill -0 "$(cat "$work/fio.pid")" 2>/dev/null; do sleep 0.5; done
+  sleep 0.3
+}
+
+# Figures of a finished run: CUT_AT and BACK_AT are this node's clock when the fault began and
+# ended; ADDR the cut path's target address. One line of key=value.
+g_report() {
+  local work=$1 cut_at=$2 back_at=$3 addr=$4
+  /usr/bin/python3 - "$work" "$cut_at" "$back_at" "$addr" <<'PY'
+import json, sys, glob
+work, addr = sys.argv[1], sys.argv[4]
+link = addr.split(".")[2]
+if sys.argv[2] == "carrier":
+    # The cut and its end as this node saw them: its NIC's carrier on that link.
+    cut_at = back_at = None
+    for line in open(f"{work}/paths.log"):
+        p = line.split()
+        c = [x for x in p if x.startswith(f"carrier{link}=")][0][-1]
+        if c == "0" and cut_at is None:
+            cut_at = float(p[0])
+        if c == "1" and cut_at is not None and back_at is None:
+            back_at = float(p[0])
+else:
+    cut_at, back_at = float(sys.argv[2]), float(sys.argv[3])
+try:
+    text = open(f"{work}/fio.json").read()  # fio may print notes before its JSON
+    j = json.loads(text[text.index("{"):])["jobs"][0]
+    err = j["error"]
+    clat = max(j["write"]["clat_ns"]["max"], j["read"]["clat_ns"]["max"]) / 1e6
+    ios = j["write"]["total_ios"]
+    verified = j["read"]["total_ios"]
+except Exception as e:
+    err, clat, ios, verified = f"no fio json ({e})", -1, 0, 0
+times = []
+for f in glob.glob(f"{work}/ha_clat.*.log"):  # one line per I/O: completion ms, clat ns, …
+    for line in open(f):
+        p = line.split(",")
+        if len(p) > 1:
+            times.append(int(p[0]) / 1000.0)
+times.sort()
+def gap(lo, hi):
+    """The longest time with no completion whose start lies in [lo, hi)."""
+    return max([b - a for a, b in zip(times, times[1:]) if lo <= a < hi] or [0.0])
+live_at = None
+states = []
+for line in open(f"{work}/paths.log"):
+    p = line.split()
+    t = float(p[0])
+    st = [x.split(":") for x in p[1:] if ":" in x]
+    cut = [s for s in st if s[1] == addr]
+    if not cut:
+        continue
+    s = cut[0][2]
+    if not states or states[-1][1] != s:
+        states.append((round(t - cut_at, 1), s))
+    if t >= back_at and s == "live" and live_at is None:
+        live_at = t
+end = times[-1] if times else back_at
+# Bytes this node sent on the cut link once its path was live again: I/O came back to it.
+tx = []
+for line in open(f"{work}/paths.log"):
+    p = line.split()
+    if live_at is not None and float(p[0]) >= live_at:
+        tx.append(int([x for x in p if x.startswith(f"tx{link}=")][0][4:]))
+out = {
+    "errors": err,
+    "writes": ios,
+    "verified": verified,
+    "clat_max_ms": round(clat, 1),
+    "pause_cut_ms": round(gap(cut_at - 1, back_at) * 1000),
+    "pause_back_ms": round(gap(back_at, end + 1) * 1000),
+    "back_s": round(live_at - back_at, 1) if live_at else "never",
+    "tx_back_kib": (tx[-1] - tx[0]) // 1024 if len(tx) > 1 else 0,
+    "states": [[t, s] for t, s in states],
+}
+print(json.dumps(out))
+PY
+}
+
+if [ "${1:-}" = guest ]; then
+  shift
+  f=$1
+  shift
+  "g_$f" "$@"
+  exit
+fi
+
+# ---- on this machine ----------------------------------------------------------------------------
+
+RUNS="${RUNS:-2}"
+FAULTS="${FAULTS:-a b}"
+MODES="${MODES:-nvme-cli nvmeof}"
+IOPOLICY="${IOPOLICY:-numa}"
+CUT="${CUT:-15}"
+BACK_WAIT="${BACK_WAIT:-90}"
+SELF=scripts/bench_ha.sh
+on() { local n=$1; shift; scripts/lab fabric exec --timeout 900 "$n" -- "$SELF" guest "$@"; }
+sh_on() { local n=$1; shift; scripts/lab fabric exec --timeout 120 "$n" -- bash -c "$*"; }
+
+scripts/lab fabric exec target -- true >/dev/null 2>&1 || {
+  echo "bench_ha: the lab fabric is not up (scripts/lab fabric up --hosts 1 --links 2)" >&2
+  exit 3
+}
+on target target_up || exit 1
+trap 'on host1 host_disconnect >/dev/null 2>&1; on target target_down >/dev/null 2>&1' EXIT
+results=$(mktemp /tmp/bench_ha.XXXXXX.jsonl)
+for mode in $MODES; do
+  for fault in $FAULTS; do
+    for run in $(seq "$RUNS"); do
+      work=/tmp/bench_ha/$mode-$fault-$run
+      sh_on host1 "rm -rf $work; dmesg -C" >/dev/null
+      sh_on target "dmesg -C" >/dev/null
+      dev=$(on host1 host_connect "$mode" "$IOPOLICY") || { echo "bench_ha: connect ($mode) failed" >&2; exit 1; }
+      on host1 io_start "$dev" "$work" $((CUT + BACK_WAIT + 60)) >/dev/null
+      sleep 8
+      link=$(on host1 busy_link "$work")
+      addr=10.78.$link.1
+      case $fault in
+        a) # a pulled cable: both ends lose carrier (host1 logs when, by its own clock)
+          scripts/lab fabric link target "$link" off host1
+          scripts/lab fabric link host1 "$link" off
+          sleep "$CUT"
+          scripts/lab fabric link target "$link" on host1
+          scripts/lab fabric link host1 "$link" on
+          cut_at=carrier back_at=carrier
+          ;;
+        b) # dropped at host1's end, both ways (its clock says when)
+          cut_at=$(on host1 blackhole "$link" on)
+          sleep "$CUT"
+          back_at=$(on host1 blackhole "$link" off)
+          ;;
+      esac
+      on host1 io_finish "$work" "$addr" "$BACK_WAIT"
+      r=$(on host1 report "$work" "$cut_at" "$back_at" "$addr")
+      echo "{\"mode\": \"$mode\", \"fault\": \"$fault\", \"run\": $run, \"link\": $link, \"iopolicy\": \"$IOPOLICY\", \"r\": $r}" >> "$results"
+      echo "$mode fault=$fault run=$run link=$link $r"
+      sh_on host1 "dmesg | grep -E 'nvme|rdma' | tail -8 > $work/dmesg" >/dev/null
+      sh_on target "dmesg | grep -E 'nvme|rdma' | tail -8" > /dev/null
+    done
+  done
+done
+
+# Side by side: per fault, each mode's figures over its runs (min-max), and the pause ratio.
+python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def span(xs):
+    xs = [x for x in xs if isinstance(x, (int, float))]
+    if not xs:
+        return "never"
+    lo, hi = min(xs), max(xs)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+faults = {"a": "carrier loss", "b": "blackhole"}
+print(f"\n{'fault':<24}{'connected by':<14}{'err runs':>9}{'clat max ms':>14}{'pause cut ms':>15}{'pause back ms':>15}{'path back s':>13}")
+for f in sorted({r["fault"] for r in rows}):
+    for m in sorted({r["mode"] for r in rows}):
+        rs = [r["r"] for r in rows if r["fault"] == f and r["mode"] == m]
+        if not rs:
+            continue
+        backs = [r["back_s"] for r in rs]
+        back = span(backs) + (" (never in some)" if "never" in backs and len(set(map(str, backs))) > 1 else "")
+        print(f"{faults.get(f, f) + ' (' + f + ')':<24}{m:<14}{sum(1 for r in rs if r['errors'] not in (0, '0')):>9}"
+              f"{span([r['clat_max_ms'] for r in rs]):>14}{span([r['pause_cut_ms'] for r in rs]):>15}"
+              f"{span([r['pause_back_ms'] for r in rs]):>15}{back:>13}")
+print(f"\n(runs per cell: {len(rows) // max(1, len({(r['fault'], r['mode']) for r in rows}))}; iopolicy {rows[0]['iopolicy'] if rows else '?'}; all rows in {sys.argv[1]})")
+PY

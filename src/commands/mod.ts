@@ -42,7 +42,7 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: "list",
-    summary: "Show NVMe subsystems, their controllers and block devices",
+    summary: "Show NVMe namespaces as nvme-cli does; --paths: subsystems, paths, ANA states",
     load: () => import("./list.ts").then((m) => m.listCommand),
   },
   {

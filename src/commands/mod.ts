@@ -46,6 +46,11 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import("./list.ts").then((m) => m.listCommand),
   },
   {
+    name: "list-subsys",
+    summary: "Show subsystems and their paths by host NQN, as nvme-cli's list-subsys",
+    load: () => import("./list_subsys.ts").then((m) => m.listSubsysCommand),
+  },
+  {
     name: "connections",
     summary: "List, remove or import the connections saved for boot",
     load: () => import("./connections.ts").then((m) => m.connectionsCommand),

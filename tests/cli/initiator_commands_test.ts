@@ -229,6 +229,7 @@ Deno.test("every initiator command's help has worked examples", async () => {
       "disconnect",
       "disconnect-all",
       "list",
+      "list-subsys",
       "hostnqn",
     ]
   ) {

@@ -16,6 +16,7 @@ import {
   type Step,
   stepData,
 } from "../target/plan.ts";
+import { specEnum } from "../target/schema.ts";
 import { loadNvmetcliFile, nvmetcliToSpec, treeToNvmetcli, treeToSpec } from "../target/show.ts";
 import {
   DEFAULT_SPEC_FILE,
@@ -350,6 +351,7 @@ Spec example:
       short: "t",
       value: "TYPE",
       description: "One-line form: rdma, tcp or loop (default rdma)",
+      choices: specEnum("port", "trtype"),
     },
     "port-id": {
       type: "string",

@@ -18,8 +18,10 @@ multipath the controllers of its first namespace's paths, otherwise its controll
 transport, address and state. With -o json nvme-cli's [{HostNQN, HostID, Subsystems: [{Name,
 NQN, Paths: [{Name, Transport, Address, State}]}]}], key for key as nvme-cli 2.3 prints it.
 Naming a namespace (nvme1n1 or /dev/nvme1n1) shows only its subsystem, and each path's ANA
-state (ANAState), as nvme-cli does. 'nvmeof list --paths' shows every namespace's paths, their
-ANA states and the iopolicy.`,
+state (ANAState), as nvme-cli does; where nvme-cli cannot identify that namespace (no usable
+path) it lists the controllers without ANAState, while nvmeof, reading sysfs, still shows the
+paths and their ANA states. 'nvmeof list --paths' shows every namespace's paths, their ANA
+states and the iopolicy.`,
   examples: [
     "nvmeof list-subsys",
     "nvmeof list-subsys -o json | jq -r '.[].Subsystems[].Paths[].Name'",

@@ -40,6 +40,9 @@ const UP = [
 ].join("\n");
 
 const DOWN = [
+  `for p in ${
+    PORTS.map((p) => p.id).join(" ")
+  }; do echo optimized > ${N}/ports/$p/ana_groups/1/ana_state; done`,
   `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn 2>/dev/null)" = "${NQN}" ] && echo 1 > $c/delete_controller; done`,
   ...PORTS.flatMap((
     p,
@@ -173,6 +176,88 @@ Deno.test("two paths to one subsystem: list, list-subsys and list --paths agree 
     assert.deepEqual(
       s.namespaces[0].paths.map((p) => [p.transport, p.ana_state]).sort(),
       [["rdma", "optimized"], ["tcp", "non-optimized"]],
+    );
+
+    // The target makes the tcp path inaccessible (an ANA change): nvme-cli and nvmeof read the
+    // new state alike, and doctor names the path.
+    const tcpPath = (await sh(
+      `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = "${NQN}" ] && ` +
+        `[ "$(cat $c/transport)" = tcp ] && basename $c; done`,
+    )).stdout.trim();
+    const rdmaPath = (await sh(
+      `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = "${NQN}" ] && ` +
+        `[ "$(cat $c/transport)" = rdma ] && basename $c; done`,
+    )).stdout.trim();
+    const anaFile = `/sys/class/nvme/${tcpPath}/${
+      head.replace(/n(\d+)$/, `c${tcpPath.slice(4)}n$1`)
+    }/ana_state`;
+    await sh(`echo inaccessible > ${N}/ports/${PORTS[1].id}/ana_groups/1/ana_state`);
+    const changed = await sh(
+      `for i in $(seq 150); do [ "$(cat ${anaFile})" = inaccessible ] && exit 0; sleep 0.2; done; exit 1`,
+    );
+    assert.equal(changed.code, 0, `${anaFile} becomes inaccessible`);
+    assert.deepEqual(
+      mine(await ours<Host[]>(["list-subsys", head])),
+      mine(await json<Host[]>(`nvme list-subsys /dev/${head} -o json`)),
+      "after the ANA change",
+    );
+    type Report = { checks: { id: string; status: string; seen: string; fix?: string }[] };
+    const doctor = async () => {
+      const r = await nvmeof(["doctor", "--role", "initiator", "-o", "json"]);
+      const rep = JSON.parse(r.stdout) as Report;
+      const get = (id: string) => {
+        const c = rep.checks.find((x) => x.id === id);
+        assert.ok(c, `no ${id} in ${rep.checks.map((x) => x.id).join(", ")}`);
+        return c;
+      };
+      return { multipath: get("host.multipath"), paths: get(`host.paths.${subsys}`) };
+    };
+    const d1 = await doctor();
+    assert.equal(d1.multipath.status, "ok", d1.multipath.seen);
+    assert.equal(d1.paths.status, "warn", d1.paths.seen);
+    assert.match(d1.paths.seen, /iopolicy round-robin, 2 paths/);
+    assert.match(
+      d1.paths.seen,
+      new RegExp(`${tcpPath} tcp ${ADDR}:${PORTS[1].svc} live inaccessible`),
+    );
+    assert.match(d1.paths.fix!, new RegExp(`path ${tcpPath} is ANA inaccessible`));
+
+    // The rdma port goes away: its path leaves 'live', nothing carries I/O, doctor fails it.
+    await sh(`rm ${N}/ports/${PORTS[0].id}/subsystems/${NQN}`);
+    const down = await sh(
+      `for i in $(seq 300); do [ "$(cat /sys/class/nvme/${rdmaPath}/state)" != live ] && exit 0; ` +
+        `sleep 0.2; done; exit 1`,
+    );
+    assert.equal(down.code, 0, `${rdmaPath} leaves live`);
+    const d2 = await doctor();
+    assert.equal(d2.paths.status, "fail", d2.paths.seen);
+    assert.match(
+      d2.paths.seen,
+      new RegExp(`${rdmaPath} rdma ${ADDR}:${PORTS[0].svc} (connecting|resetting)`),
+    );
+    assert.match(d2.paths.fix!, new RegExp(`^no usable path to ${head}`));
+    // Without a usable path the head refuses Identify: nvme-cli leaves it out of its list, and so
+    // does nvmeof, naming it on stderr with exit 1.
+    const gone = (d: Devices) => d.Devices.filter((x) => x.DevicePath === `/dev/${head}`);
+    assert.deepEqual(gone(await json<Devices>("nvme list -o json")), []);
+    const partial = await nvmeof(["list", "-o", "json"]);
+    assert.equal(partial.code, 1, partial.stderr);
+    assert.deepEqual(gone(JSON.parse(partial.stdout)), []);
+    assert.match(partial.stderr, new RegExp(`${head} is left out: `));
+
+    // nvme-cli cannot Identify a namespace without a usable path, so it drops it and lists the
+    // controllers without ANAState; nvmeof reads the paths from sysfs and still shows them.
+    const theirs = mine(await json<Host[]>(`nvme list-subsys /dev/${head} -o json`)).subsystem;
+    const us = mine(await ours<Host[]>(["list-subsys", head])).subsystem;
+    type P = { Name: string; State: string; ANAState?: string; Address: string };
+    const states = (x: typeof us) =>
+      (x.Paths as unknown as P[]).map((p) => [p.Name, p.Address, p.State === "live"]);
+    assert.deepEqual(states(us), states(theirs), "after the rdma port went away");
+    assert.deepEqual(
+      (us.Paths as unknown as P[]).map((p) => [p.Name, p.ANAState]),
+      [[rdmaPath, "optimized"], [tcpPath, "inaccessible"]].sort((a, b) =>
+        a[0].localeCompare(b[0], "en", { numeric: true })
+      ),
     );
   } finally {
     await sh(DOWN);

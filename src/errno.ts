@@ -20,6 +20,7 @@ export const ENODEV = 19;
 export const ENOTDIR = 20;
 export const EISDIR = 21;
 export const EINVAL = 22;
+export const ENOTTY = 25;
 export const ENOSPC = 28;
 export const EROFS = 30;
 export const EPIPE = 32;
@@ -57,6 +58,7 @@ const BY_NAME = {
   ENOTDIR,
   EISDIR,
   EINVAL,
+  ENOTTY,
   ENOSPC,
   EROFS,
   EPIPE,

@@ -89,7 +89,13 @@ devices before it returns. A subsystem that is not connected is reported (stderr
 not exist is (exit 1). Disconnecting needs root (exit 3 otherwise).`,
   options: {
     nqn: { type: "string", short: "n", value: "NQN", description: "Subsystem NQN to disconnect" },
-    device: { type: "string", short: "d", value: "nvmeN", description: "Controller to disconnect" },
+    device: {
+      type: "string",
+      short: "d",
+      value: "nvmeN",
+      description: "Controller to disconnect",
+      complete: "controllers",
+    },
   },
   examples: [
     "nvmeof disconnect -n nqn.2024-01.io.example:disk1",
@@ -176,6 +182,7 @@ controllers are never touched. With --transport only those of that transport.`,
       short: "t",
       value: "TRTYPE",
       description: "Same as -r/--transport",
+      choices: ["rdma", "tcp", "loop"],
     },
   },
   examples: [

@@ -15,9 +15,16 @@ export interface RunResult {
 /** Runs `scripts/nvmeof ARGS…` (the same launcher users and the lab use) and collects its output. */
 export async function nvmeof(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    stdin?: string;
+    cwd?: string;
+    /** Run with a plain directory standing in for nvmet configfs (tests/standin/nvmeof). */
+    standin?: boolean;
+  } = {},
 ): Promise<RunResult> {
-  const cmd = new Deno.Command(`${ROOT}/scripts/nvmeof`, {
+  const launcher = options.standin ? "tests/standin/nvmeof" : "scripts/nvmeof";
+  const cmd = new Deno.Command(`${ROOT}/${launcher}`, {
     args,
     env: options.env,
     cwd: options.cwd,

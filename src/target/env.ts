@@ -5,7 +5,6 @@
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/native.ts";
 import { readText } from "../fabrics/kfs.ts";
-import { parseFailures, StandinConfigfs } from "../configfs/standin.ts";
 import { EnvironmentError } from "../errors.ts";
 
 /** The kernel module that serves each transport type. */
@@ -43,9 +42,30 @@ function isConfigfsMounted(dir: string): boolean {
   }
 }
 
-/** Whether the process uses the stand-in configfs of the test tiers (NVMEOF_CONFIGFS_STANDIN=1). */
+/**
+ * Where the target room finds nvmet when it is not the kernel's: the seam through which the cli
+ * tier's entry point (tests/standin/main.ts) puts a plain directory in place of configfs. The
+ * product never sets it, and nothing outside the process (no variable, no flag) can.
+ */
+export interface NvmetStandin {
+  /** Opens the tree at `root` (`<configfs>/nvmet`); undefined when it is absent and not to be made. */
+  open(root: string, options: { prepare: boolean }): ConfigfsIo | undefined;
+}
+
+let standin: NvmetStandin | undefined;
+
+/**
+ * Puts `s` in place of the kernel's configfs for the rest of the process: no root needed, no module
+ * loaded, and connected hosts are looked for only in the files under NVMEOF_SYSFS/NVMEOF_PROC (not
+ * through the running kernel's RDMA netlink). For test entry points only.
+ */
+export function useNvmetStandin(s: NvmetStandin): void {
+  standin = s;
+}
+
+/** Whether a stand-in replaces the kernel's configfs (see useNvmetStandin). */
 export function standinMode(): boolean {
-  return Deno.env.get("NVMEOF_CONFIGFS_STANDIN") === "1";
+  return standin !== undefined;
 }
 
 /** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root, or the stand-in). */
@@ -72,11 +92,7 @@ export interface OpenOptions {
  */
 export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | undefined {
   const root = `${configfs}/nvmet`;
-  if (standinMode()) {
-    const failures = parseFailures(Deno.env.get("NVMEOF_CONFIGFS_FAIL") ?? "");
-    if (!options.prepare && !exists(root)) return undefined;
-    return new StandinConfigfs(root, { failures });
-  }
+  if (standin) return standin.open(root, options);
   if (options.prepare) requireRoot();
   if (!exists(root)) {
     if (!options.prepare) return undefined;

@@ -28,7 +28,7 @@ Deno.test("target show into a pipe closed early ends quietly with exit 0", async
     );
   }
   const r = await bash(
-    `NVMEOF_CONFIGFS_STANDIN=1 NVMEOF_LOCK_DIR='${t.path}' '${ROOT}/scripts/nvmeof' ` +
+    `NVMEOF_LOCK_DIR='${t.path}' '${ROOT}/tests/standin/nvmeof' ` +
       `target show --configfs '${configfs}' 2>'${t.path}/err' | head -c 50 >/dev/null; ` +
       `echo "\${PIPESTATUS[0]}"`,
   );
@@ -60,7 +60,8 @@ async function target() {
     spec,
     run: (args: string[], env: Record<string, string> = {}) =>
       nvmeof([...args, "--configfs", configfs], {
-        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: t.path, ...env },
+        standin: true,
+        env: { NVMEOF_LOCK_DIR: t.path, ...env },
       }),
     tree: () => snapshot(`${configfs}/nvmet`),
     [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),
@@ -98,7 +99,8 @@ Deno.test("four target up at once, the tree named four ways, run one after anoth
   const runs = await Promise.all(
     spellings.map((c) =>
       nvmeof(["target", "up", "-f", l.spec, "--configfs", c], {
-        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: l.dir },
+        standin: true,
+        env: { NVMEOF_LOCK_DIR: l.dir },
       })
     ),
   );

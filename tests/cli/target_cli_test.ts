@@ -1,7 +1,7 @@
 /**
  * `nvmeof target …` as a user runs it, against a stand-in configfs in a temporary directory
- * (NVMEOF_CONFIGFS_STANDIN=1: mkdir creates the kernel's attribute files; see
- * src/configfs/standin.ts), with failures injected through NVMEOF_CONFIGFS_FAIL.
+ * (tests/standin/nvmeof: mkdir creates the kernel's attribute files; see
+ * tests/standin/configfs.ts), with failures injected through NVMEOF_CONFIGFS_FAIL.
  */
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
@@ -66,7 +66,8 @@ async function lab(): Promise<Lab> {
     spec,
     run: (args, env = {}) =>
       nvmeof([...args, "--configfs", configfs], {
-        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: t.path, ...env },
+        standin: true,
+        env: { NVMEOF_LOCK_DIR: t.path, ...env },
       }),
     tree: () => snapshot(`${configfs}/nvmet`),
     [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),

@@ -2,7 +2,7 @@
  * Shared pieces of the target tests: a stand-in configfs in a temporary directory, a snapshot of
  * a tree (every file's text and every link's target) to prove a rollback restored it exactly.
  */
-import { type InjectedFailure, StandinConfigfs } from "../../src/configfs/standin.ts";
+import { type InjectedFailure, StandinConfigfs } from "../standin/configfs.ts";
 
 export const HOST1 = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
 export const HOST2 = "nqn.2014-08.org.nvmexpress:uuid:66666666-7777-8888-9999-000000000000";

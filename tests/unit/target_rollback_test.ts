@@ -3,7 +3,7 @@ import { readTree } from "../../src/configfs/nvmet.ts";
 import { ApplyError, applyPlan } from "../../src/target/apply.ts";
 import { planDown, planUp } from "../../src/target/plan.ts";
 import { validateSpec } from "../../src/target/spec.ts";
-import { StandinConfigfs } from "../../src/configfs/standin.ts";
+import { StandinConfigfs } from "../standin/configfs.ts";
 import {
   devices,
   HOST1,

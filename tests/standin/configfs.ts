@@ -1,5 +1,6 @@
 /**
- * A plain directory standing in for the kernel's nvmet configfs, for the unit and cli tiers.
+ * A plain directory standing in for the kernel's nvmet configfs, for the unit and cli tiers. It is
+ * test code, not part of the product: the cli tier reaches it through tests/standin/main.ts.
  *
  * What it mirrors of drivers/nvme/target/configfs.c (facts §3): `mkdir` of a host, subsystem,
  * namespace or port creates that group's attribute files with the kernel's defaults and its
@@ -17,7 +18,7 @@
  * injected to prove rollback: `failures` selects a mutating operation by its 1-based ordinal
  * (`#3=EIO`) or by operation and path (`link ports/1/subsystems/nqn.x=EADDRNOTAVAIL`).
  */
-import { DirectoryConfigfs } from "./io.ts";
+import { DirectoryConfigfs } from "../../src/configfs/io.ts";
 
 /** One injected failure. */
 export interface InjectedFailure {

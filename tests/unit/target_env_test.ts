@@ -1,0 +1,16 @@
+import assert from "node:assert/strict";
+import { openNvmet, standinMode } from "../../src/target/env.ts";
+import { tempDir } from "../helpers.ts";
+
+Deno.test("no environment variable switches the product to a configfs stand-in", async () => {
+  await using t = await tempDir();
+  Deno.mkdirSync(`${t.path}/nvmet/hosts`, { recursive: true });
+  Deno.env.set("NVMEOF_CONFIGFS_STANDIN", "1");
+  try {
+    assert.equal(standinMode(), false);
+    const io = openNvmet(t.path, { prepare: false });
+    assert.equal(io?.constructor.name, "KernelConfigfs");
+  } finally {
+    Deno.env.delete("NVMEOF_CONFIGFS_STANDIN");
+  }
+});

@@ -102,6 +102,7 @@ export const ERRNO_NAMES: Readonly<Record<number, string>> = {
   20: "ENOTDIR",
   21: "EISDIR",
   22: "EINVAL",
+  25: "ENOTTY",
   28: "ENOSPC",
   38: "ENOSYS",
   61: "ENODATA",

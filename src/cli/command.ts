@@ -14,6 +14,10 @@ export interface OptionSpec {
   description: string;
   /** A default shown in help and applied before `run` (strings only). */
   default?: string;
+  /** The values shell completion offers for it (the values the command accepts). */
+  choices?: readonly string[];
+  /** Values completion reads from the host when asked: "controllers" (nvmeN of /sys/class/nvme). */
+  complete?: "controllers";
 }
 
 /** Flags every command accepts. */
@@ -57,6 +61,8 @@ export interface CommandDetails {
   options?: Record<string, OptionSpec>;
   /** `-o` values this command accepts besides text and json (e.g. "yaml"). */
   outputs?: string[];
+  /** What shell completion offers for the arguments: fixed words, or the command table's names. */
+  argChoices?: readonly string[] | "commands";
   /** Worked examples, each a command line, optionally followed by `  # what it does`. */
   examples?: string[];
   /** Absent for a command that only groups subcommands. */

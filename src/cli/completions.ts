@@ -1,8 +1,11 @@
 /**
  * Shell completion scripts generated from the command table, so they list exactly the commands,
  * subcommands and flags the parser accepts. Each script finds the command path typed so far
- * (`target up`), then offers that command's subcommands and flags; after a flag that takes a
- * FILE or DIR it completes paths, after -o/--output the formats.
+ * (`target up`), then offers that command's subcommands and flags. After a flag it offers the
+ * flag's values: paths for a FILE or DIR, the formats of the command for -o/--output, the
+ * flag's `choices` (transports, modes, roles), the controllers of /sys/class/nvme for a flag that
+ * names one; `--flag=value` completes as `--flag value` does. After `help` it offers the command
+ * names, after `completions` the shells.
  */
 import type { Command, OptionSpec } from "./command.ts";
 import { GLOBAL_OPTIONS } from "./global.ts";
@@ -14,6 +17,8 @@ export interface CompletionNode {
   summary: string;
   children: Array<{ name: string; summary: string }>;
   options: Record<string, OptionSpec>;
+  /** Words offered as arguments, or "commands" for the table's command names (help). */
+  args?: readonly string[] | "commands";
 }
 
 /** Every command path of the table, the top level first, with its own and the global flags. */
@@ -29,15 +34,23 @@ export function completionNodes(commands: Command[]): CompletionNode[] {
   }];
   const walk = (cmd: Command, prefix: string) => {
     const path = prefix ? `${prefix} ${cmd.name}` : cmd.name;
+    const formats = ["text", "json", ...(cmd.outputs ?? [])];
+    const output = {
+      ...GLOBAL_OPTIONS.output,
+      description: `Output format: ${formats.slice(0, -1).join(", ")} or ${formats.at(-1)}`,
+      choices: formats,
+    };
     out.push({
       path,
       summary: cmd.summary,
       children: (cmd.subcommands ?? []).map((c) => ({ name: c.name, summary: c.summary })),
-      options: { ...cmd.options, ...GLOBAL_OPTIONS },
+      options: { ...cmd.options, ...GLOBAL_OPTIONS, output },
+      ...(cmd.argChoices ? { args: cmd.argChoices } : {}),
     });
     for (const s of cmd.subcommands ?? []) walk(s, path);
   };
   for (const c of commands) walk(c, "");
+  out[0].options.output = { ...GLOBAL_OPTIONS.output, choices: ["text", "json"] };
   return out;
 }
 
@@ -48,33 +61,34 @@ function flagWords(options: Record<string, OptionSpec>): string[] {
   ]);
 }
 
-/** Flags whose value is a path (FILE, DIR). */
-function pathFlags(nodes: CompletionNode[]): string[] {
-  const set = new Set<string>();
-  for (const n of nodes) {
-    for (const [name, o] of Object.entries(n.options)) {
-      if (o.type === "string" && /^(FILE|DIR)$/.test(o.value ?? "")) {
-        set.add(`--${name}`);
-        if (o.short) set.add(`-${o.short}`);
-      }
-    }
-  }
-  return [...set].sort();
+const isPath = (o: OptionSpec) => o.type === "string" && /^(FILE|DIR)$/.test(o.value ?? "");
+
+/** What completes after a flag that takes a value. */
+type ValueKind =
+  | { kind: "files" }
+  | { kind: "controllers" }
+  | { kind: "choices"; values: readonly string[] }
+  | { kind: "free" };
+
+/** Per node, each flag that takes a value (`-o|--output`) and what completes it. */
+function valueFlags(n: CompletionNode): Array<[string, ValueKind]> {
+  return Object.entries(n.options).filter(([, o]) => o.type === "string").map(([name, o]) => {
+    const flags = [...(o.short ? [`-${o.short}`] : []), `--${name}`].join("|");
+    const kind: ValueKind = isPath(o)
+      ? { kind: "files" }
+      : o.complete === "controllers"
+      ? { kind: "controllers" }
+      : o.choices?.length
+      ? { kind: "choices", values: o.choices }
+      : { kind: "free" };
+    return [flags, kind];
+  });
 }
 
-/** Flags that take a value that is not a path (nothing to offer but the value itself). */
-function valueFlags(nodes: CompletionNode[]): string[] {
-  const paths = new Set(pathFlags(nodes));
-  const set = new Set<string>();
-  for (const n of nodes) {
-    for (const [name, o] of Object.entries(n.options)) {
-      if (o.type !== "string") continue;
-      for (const f of [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]) {
-        if (!paths.has(f) && f !== "--output" && f !== "-o") set.add(f);
-      }
-    }
-  }
-  return [...set].sort();
+/** The argument words of a node: its subcommands, then its own `args` list. */
+function argWords(n: CompletionNode, top: CompletionNode): string[] {
+  const args = n.args === "commands" ? top.children.map((c) => c.name) : (n.args ?? []);
+  return [...n.children.map((c) => c.name), ...args];
 }
 
 function sq(s: string): string {
@@ -84,38 +98,88 @@ function sq(s: string): string {
 /** The bash completion script (`source <(nvmeof completions bash)`). */
 export function bashCompletion(commands: Command[]): string {
   const nodes = completionNodes(commands);
+  const top = nodes[0];
   const paths = nodes.filter((n) => n.path).map((n) => `" ${n.path}"`).join("|");
-  const cases = nodes.map((n) =>
-    `    ${JSON.stringify(n.path ? " " + n.path : "")}) words=${
-      sq([...n.children.map((c) => c.name), ...flagWords(n.options)].join(" "))
+  const key = (n: CompletionNode) => JSON.stringify(n.path ? " " + n.path : "");
+  const action = (k: ValueKind) =>
+    k.kind === "files"
+      ? "_nvmeof_files"
+      : k.kind === "controllers"
+      ? "_nvmeof_controllers"
+      : k.kind === "choices"
+      ? `_nvmeof_reply ${sq(k.values.join(" "))}`
+      : "COMPREPLY=()";
+  const valueCases = nodes.map((n) => {
+    const inner = valueFlags(n).map(([flags, k]) => `${flags}) ${action(k)}; return 0 ;;`);
+    return `    ${key(n)})\n      case "$prev" in\n        ${
+      inner.join("\n        ")
+    }\n      esac ;;`;
+  });
+  const wordCases = nodes.map((n) =>
+    `    ${key(n)}) args=${sq(argWords(n, top).join(" "))} flags=${
+      sq(flagWords(n.options).join(" "))
     } ;;`
+  );
+  const helpCases = nodes.map((n) =>
+    `    ${key(n)}) args=${sq(n.children.map((c) => c.name).join(" "))} ;;`
   );
   return `# bash completion for nvmeof, generated by 'nvmeof completions bash' from its command table.
 # Install: nvmeof completions bash > /etc/bash_completion.d/nvmeof
+_nvmeof_reply() {
+  local IFS=$' \\t\\n'
+  COMPREPLY=($(compgen -W "$1" -- "$cur"))
+  [[ -n $eq ]] && COMPREPLY=("\${COMPREPLY[@]/#/$eq}")
+}
+_nvmeof_files() {
+  compopt -o filenames 2>/dev/null
+  local IFS=$'\\n'
+  COMPREPLY=($(compgen -f -- "$cur"))
+  [[ -n $eq ]] && COMPREPLY=("\${COMPREPLY[@]/#/$eq}")
+}
+_nvmeof_controllers() {
+  local c names=""
+  for c in "\${NVMEOF_SYSFS:-/sys}"/class/nvme/nvme*; do
+    [[ -e $c ]] && names="$names \${c##*/}"
+  done
+  _nvmeof_reply "$names"
+}
 _nvmeof() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} cmdpath="" w i words=""
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} cmdpath="" w i
+  local args="" flags="" eq="" help=""
+  # --flag=value: bash's COMP_WORDBREAKS splits it into '--flag' '=' 'value'; without '=' in
+  # COMP_WORDBREAKS it stays one word.
+  if [[ $cur == = ]]; then
+    cur=""
+  elif [[ $prev == = && COMP_CWORD -ge 2 ]]; then
+    prev=\${COMP_WORDS[COMP_CWORD-2]}
+  elif [[ $cur == --*=* ]]; then
+    prev=\${cur%%=*} eq="\${cur%%=*}=" cur=\${cur#*=}
+  fi
   for ((i = 1; i < COMP_CWORD; i++)); do
     w=\${COMP_WORDS[i]}
-    case "$w" in -*) continue ;; esac
+    case "$w" in -* | =) continue ;; esac
+    if [[ -z $cmdpath && -z $help && $w == help ]]; then
+      help=1
+      continue
+    fi
     case "$cmdpath $w" in
       ${paths}) cmdpath="$cmdpath $w" ;;
     esac
   done
-  case "$prev" in
-    ${pathFlags(nodes).join("|")})
-      COMPREPLY=($(compgen -f -- "$cur"))
-      return ;;
-    --output|-o)
-      COMPREPLY=($(compgen -W "text json" -- "$cur"))
-      return ;;
-    ${valueFlags(nodes).join("|")})
-      COMPREPLY=()
-      return ;;
-  esac
   case "$cmdpath" in
-${cases.join("\n")}
+${valueCases.join("\n")}
   esac
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+  if [[ -n $help ]]; then
+    case "$cmdpath" in
+${helpCases.join("\n")}
+    esac
+    _nvmeof_reply "$args"
+    return 0
+  fi
+  case "$cmdpath" in
+${wordCases.join("\n")}
+  esac
+  if [[ $cur == -* ]]; then _nvmeof_reply "$flags"; else _nvmeof_reply "$args $flags"; fi
 }
 complete -F _nvmeof nvmeof
 `;
@@ -126,38 +190,78 @@ function zq(s: string): string {
   return sq(s);
 }
 
-/** The zsh completion script (`nvmeof completions zsh > "${fpath[1]}/_nvmeof"`). */
+/** The zsh completion script (`nvmeof completions zsh > "\${fpath[1]}/_nvmeof"`). */
 export function zshCompletion(commands: Command[]): string {
   const nodes = completionNodes(commands);
+  const top = nodes[0];
   const paths = nodes.filter((n) => n.path).map((n) => `" ${n.path}"`).join("|");
+  const key = (n: CompletionNode) => JSON.stringify(n.path ? " " + n.path : "");
+  const action = (k: ValueKind) =>
+    k.kind === "files"
+      ? "_files"
+      : k.kind === "controllers"
+      ? "_nvmeof_controllers"
+      : k.kind === "choices"
+      ? `compadd -- ${k.values.map(sq).join(" ")}`
+      : "_message 'value'";
+  const valueCases = nodes.map((n) => {
+    const inner = valueFlags(n).map(([flags, k]) => `(${flags}) ${action(k)}; return ;;`);
+    return `    (${key(n)})\n      case "$prev" in\n        ${
+      inner.join("\n        ")
+    }\n      esac ;;`;
+  });
   const cases = nodes.map((n) => {
-    const subs = n.children.map((c) => zq(`${c.name}:${c.summary}`)).join(" ");
+    const args = n.args === "commands"
+      ? top.children.map((c) => zq(`${c.name}:${c.summary}`))
+      : (n.args ?? []).map((a) => zq(a));
+    const subs = [...n.children.map((c) => zq(`${c.name}:${c.summary}`)), ...args].join(" ");
     const flags = Object.entries(n.options).flatMap(([name, o]) => [
       zq(`--${name}:${o.description}`),
       ...(o.short ? [zq(`-${o.short}:${o.description}`)] : []),
     ]).join(" ");
-    return `    (${
-      JSON.stringify(n.path ? " " + n.path : "")
-    })\n      subs=(${subs})\n      flags=(${flags}) ;;`;
+    return `    (${key(n)})\n      subs=(${subs})\n      flags=(${flags}) ;;`;
   });
+  const helpCases = nodes.map((n) =>
+    `    (${key(n)}) subs=(${n.children.map((c) => zq(`${c.name}:${c.summary}`)).join(" ")}) ;;`
+  );
   return `#compdef nvmeof
 # zsh completion for nvmeof, generated by 'nvmeof completions zsh' from its command table.
 # Install: nvmeof completions zsh > "\${fpath[1]}/_nvmeof"   (then restart zsh)
+_nvmeof_controllers() {
+  local c
+  local -a ctrls
+  for c in \${NVMEOF_SYSFS:-/sys}/class/nvme/nvme*(N); do ctrls+=(\${c:t}); done
+  compadd -a ctrls
+}
 _nvmeof() {
-  local cmdpath="" w i
+  local cmdpath="" w i help="" prev=\${words[CURRENT-1]}
   local -a subs flags
   for ((i = 2; i < CURRENT; i++)); do
     w=\${words[i]}
     [[ $w == -* ]] && continue
+    if [[ -z $cmdpath && -z $help && $w == help ]]; then
+      help=1
+      continue
+    fi
     case "$cmdpath $w" in
       (${paths}) cmdpath="$cmdpath $w" ;;
     esac
   done
-  case "\${words[CURRENT-1]}" in
-    (${pathFlags(nodes).join("|")}) _files; return ;;
-    (--output|-o) compadd text json; return ;;
-    (${valueFlags(nodes).join("|")}) _message 'value'; return ;;
+  # --flag=value completes the value as --flag value does.
+  if [[ \${words[CURRENT]} == --*=* ]]; then
+    prev=\${\${words[CURRENT]}%%=*}
+    compset -P '*='
+  fi
+  case "$cmdpath" in
+${valueCases.join("\n")}
   esac
+  if [[ -n $help ]]; then
+    case "$cmdpath" in
+${helpCases.join("\n")}
+    esac
+    _describe -t commands 'command' subs
+    return
+  fi
   case "$cmdpath" in
 ${cases.join("\n")}
   esac
@@ -174,6 +278,7 @@ _nvmeof "$@"
 /** The fish completion script (`nvmeof completions fish > ~/.config/fish/completions/nvmeof.fish`). */
 export function fishCompletion(commands: Command[]): string {
   const nodes = completionNodes(commands);
+  const top = nodes[0];
   const known = nodes.filter((n) => n.path).map((n) => sq(n.path)).join(" ");
   const lines = [
     "# fish completion for nvmeof, generated by 'nvmeof completions fish' from its command table.",
@@ -188,6 +293,13 @@ export function fishCompletion(commands: Command[]): string {
     "    end",
     '    echo "nvmeof $p"', // "nvmeof " at the top level
     "end",
+    "function __nvmeof_controllers",
+    "    set -l root /sys",
+    "    set -q NVMEOF_SYSFS; and set root $NVMEOF_SYSFS",
+    "    for c in $root/class/nvme/nvme*",
+    "        string replace -r '.*/' '' -- $c",
+    "    end",
+    "end",
     "complete -c nvmeof -f",
   ];
   for (const n of nodes) {
@@ -196,12 +308,16 @@ export function fishCompletion(commands: Command[]): string {
     for (const c of n.children) {
       lines.push(`complete -c nvmeof -n ${cond} -a ${sq(c.name)} -d ${sq(c.summary)}`);
     }
+    const args = n.args === "commands" ? top.children.map((c) => c.name) : (n.args ?? []);
+    if (args.length) lines.push(`complete -c nvmeof -n ${cond} -a ${sq(args.join(" "))}`);
     for (const [name, o] of Object.entries(n.options)) {
       const kind = o.type === "string"
-        ? (/^(FILE|DIR)$/.test(o.value ?? "")
+        ? (isPath(o)
           ? " -r -F"
-          : name === "output"
-          ? " -r -f -a 'text json'"
+          : o.complete === "controllers"
+          ? " -r -f -a '(__nvmeof_controllers)'"
+          : o.choices?.length
+          ? ` -r -f -a ${sq(o.choices.join(" "))}`
           : " -r -f")
         : "";
       lines.push(

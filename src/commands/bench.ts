@@ -27,6 +27,7 @@ export const BENCH_OPTIONS = {
     type: "string",
     value: "MODE",
     description: "randread, read, randwrite, write or verify",
+    choices: RW_MODES,
     default: "randread",
   },
   bs: { type: "string", value: "BYTES", description: "Bytes per I/O", default: "4096" },

@@ -20,9 +20,13 @@ const SHELLS: Record<string, (c: Command[]) => string> = {
 export function completionsCommand(table: CommandEntry[]): CommandDetails {
   return {
     args: "<bash|zsh|fish>",
+    argChoices: Object.keys(SHELLS),
     description: `
 Generated from nvmeof's own command table, so every command, subcommand and flag is offered,
-and nothing else. Flags taking a FILE complete paths; -o completes text and json.`,
+and nothing else. After a flag its values: paths for a FILE (also as --file=PATH), the
+command's formats for -o, the accepted values of -t/--transport, --trtype, --rw and --role,
+and the controllers of /sys/class/nvme for disconnect -d. After 'help' the command names,
+after 'completions' the shells.`,
     examples: [
       "nvmeof completions bash > /etc/bash_completion.d/nvmeof",
       "source <(nvmeof completions bash)   # this shell only",

@@ -68,7 +68,13 @@ and removes the namespaces' block devices before it returns. Naming something th
 connected is a failure (exit 1).`,
   options: {
     nqn: { type: "string", short: "n", value: "NQN", description: "Subsystem NQN to disconnect" },
-    device: { type: "string", short: "d", value: "nvmeN", description: "Controller to disconnect" },
+    device: {
+      type: "string",
+      short: "d",
+      value: "nvmeN",
+      description: "Controller to disconnect",
+      complete: "controllers",
+    },
   },
   examples: [
     "nvmeof disconnect -n nqn.2024-01.io.example:disk1",
@@ -128,6 +134,7 @@ controllers are never touched. With --transport only those of that transport.`,
       short: "t",
       value: "TRTYPE",
       description: "Only this transport (rdma, tcp, loop)",
+      choices: ["rdma", "tcp", "loop"],
     },
   },
   examples: ["nvmeof disconnect-all", "nvmeof disconnect-all --transport rdma -o json"],

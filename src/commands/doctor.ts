@@ -79,6 +79,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
       type: "string",
       value: "ROLE",
       description: "initiator, target or both (default: both when -a is local or absent)",
+      choices: ROLES,
     },
     timeout: {
       type: "string",

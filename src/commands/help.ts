@@ -7,6 +7,7 @@ import { VERSION } from "../version.ts";
 export function helpCommand(table: CommandEntry[]): CommandDetails {
   return {
     args: "[command [subcommand]]",
+    argChoices: "commands",
     examples: ["nvmeof help", "nvmeof help target up"],
     async run(ctx) {
       let list = table;

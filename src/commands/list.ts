@@ -1,40 +1,50 @@
 /**
- * `nvmeof list`: the host's NVMe subsystems, controllers and namespaces, from sysfs.
+ * `nvmeof list`: the host's NVMe namespaces in nvme-cli's shape, or (--paths) nvmeof's own view
+ * of subsystems, multipath heads, paths and controllers. Both from the one sysfs reader.
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
-import { listSubsystems, type SubsystemInfo } from "../fabrics/sysfs.ts";
-import { humanSize } from "../output/render.ts";
-
-function text(d: { subsystems: SubsystemInfo[] }): string {
-  if (d.subsystems.length === 0) return "no NVMe subsystems";
-  const out: string[] = [];
-  for (const s of d.subsystems) {
-    out.push(`${s.name}  ${s.subsysnqn}${s.subsystype ? `  (${s.subsystype})` : ""}`);
-    for (const c of s.controllers) {
-      const a = c.address;
-      const where = a.traddr ? ` ${a.traddr}${a.trsvcid ? ":" + a.trsvcid : ""}` : "";
-      const from = a.host_traddr ? ` from ${a.host_traddr}` : "";
-      out.push(
-        `  ${c.name}  ${c.transport}${where}${from}  ${c.state}  cntlid ${c.cntlid}  host ${c.hostnqn}`,
-      );
-    }
-    for (const n of s.namespaces) {
-      out.push(`  ${n.device}  nsid ${n.nsid}  ${humanSize(n.size)}`);
-    }
-  }
-  return out.join("\n");
-}
+import { listSubsystems } from "../fabrics/sysfs.ts";
+import { listDevices } from "../fabrics/topology.ts";
+import { devicesJson, devicesText } from "../output/nvme_cli.ts";
+import { pathViewText } from "../output/path_view.ts";
 
 /** `nvmeof list`. */
 export const listCommand: CommandDetails = {
   description: `
-Reads /sys/class/nvme-subsystem and /sys/class/nvme: each subsystem with its controllers
-(transport, address, state, host NQN) and namespaces (block device, size in bytes). JSON keys
-are the sysfs attribute names.`,
-  examples: ["nvmeof list", "nvmeof list -o json"],
-  async run() {
-    const data = { subsystems: await listSubsystems(fabricsPaths()) };
-    return { data, text: () => text(data) };
+Without flags, as nvme-cli's 'nvme list': one row per namespace block device (its node,
+generic node, serial, model, namespace ID, use, format, firmware), and with -o json nvme-cli's
+{"Devices": [{NameSpace, DevicePath, Firmware, ModelNumber, SerialNumber, UsedBytes, MaximumLBA,
+PhysicalSize, SectorSize}]}, key for key as nvme-cli 2.3 prints it. The use and format come from
+Identify Namespace, so this needs root, as nvme-cli does (on Linux 6.8 and later sysfs has them).
+
+--paths shows nvmeof's own view from sysfs alone: each subsystem with its iopolicy, its
+namespaces (with native multipath the shared head nvmeXnY and every path to it, nvmeXcYnZ: the
+controller it goes through, transport, address, controller state and ANA state) and its
+controllers (transport, address, state, cntlid, host NQN). With -o json its keys are the sysfs
+attribute names: {"subsystems": [{name, subsysnqn, iopolicy, multipath, namespaces: [{name,
+nsid, size, paths: [{name, controller, transport, address, state, ana_state}]}],
+controllers: [...]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
+  options: {
+    paths: {
+      type: "boolean",
+      description: "Subsystems, multipath heads, every path with its ANA state, and controllers",
+    },
+  },
+  examples: [
+    "nvmeof list",
+    "nvmeof list -o json | jq -r '.Devices[].DevicePath'   # as with nvme-cli",
+    "nvmeof list --paths   # which path is live, which is optimized, the iopolicy",
+    "nvmeof list --paths -o json | jq '.subsystems[].namespaces[].paths[] | {name, state, ana_state}'",
+  ],
+  async run(ctx) {
+    const paths = fabricsPaths();
+    const subsystems = await listSubsystems(paths);
+    if (ctx.values.paths) {
+      const data = { subsystems };
+      return { data, text: () => pathViewText(data) };
+    }
+    const rows = await listDevices(paths, subsystems);
+    return { data: devicesJson(rows), text: () => devicesText(rows) };
   },
 };

@@ -42,8 +42,13 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: "list",
-    summary: "Show NVMe subsystems, their controllers and block devices",
+    summary: "Show NVMe namespaces as nvme-cli does; --paths: subsystems, paths, ANA states",
     load: () => import("./list.ts").then((m) => m.listCommand),
+  },
+  {
+    name: "list-subsys",
+    summary: "Show subsystems and their paths by host NQN, as nvme-cli's list-subsys",
+    load: () => import("./list_subsys.ts").then((m) => m.listSubsysCommand),
   },
   {
     name: "connections",

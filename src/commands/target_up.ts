@@ -6,6 +6,7 @@ import { dryRunFlag, specFlag } from "../cli/target_flags.ts";
 import { UsageError } from "../errors.ts";
 import type { OneLineInput } from "../target/one_line.ts";
 import { planText } from "../target/report.ts";
+import { specEnum } from "../target/schema.ts";
 import { targetUp } from "../target/up.ts";
 
 /** Flags of the one-line form besides --nqn. */
@@ -175,6 +176,7 @@ Spec example:
       short: "t",
       value: "TYPE",
       description: "One-line form: rdma, tcp or loop (default rdma)",
+      choices: specEnum("port", "trtype"),
     },
     "port-id": {
       type: "string",

@@ -47,6 +47,42 @@ export const PASSTHRU = {
 /** Admin opcodes used here. */
 export const ADMIN_OPCODE = { getLogPage: 0x02, identify: 0x06 } as const;
 
+/** What `list` needs of an Identify Namespace data structure. */
+export interface NamespaceIdentity {
+  /** NSZE: the namespace's size in logical blocks. */
+  nsze: bigint;
+  /** NUSE: the logical blocks in use. */
+  nuse: bigint;
+  /** The logical block size of the format in use (bytes). */
+  lbaSize: number;
+  /** Metadata bytes per block of the format in use. */
+  metaSize: number;
+}
+
+/**
+ * Offsets in struct nvme_id_ns (NVMe Base 2.0, Identify Namespace): nsze @0 (u64), ncap @8,
+ * nuse @16, nlbaf @25, flbas @26, lbaf[64] @128 (4 bytes each: ms u16, lbads u8, rp u8).
+ */
+export const ID_NS = { nsze: 0, nuse: 16, flbas: 26, lbaf: 128, lbafSize: 4 } as const;
+
+/** FLBAS bits 3:0 are the format index's low bits, bits 6:5 its high bits (NVMe 2.0). */
+const FLBAS_LOWER_MASK = 0x0f;
+const FLBAS_HIGHER_MASK = 0x60;
+
+/** Parses the fields of Identify Namespace that `list` shows (exported for tests). */
+export function parseIdentifyNamespace(data: Uint8Array): NamespaceIdentity {
+  const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const flbas = v.getUint8(ID_NS.flbas);
+  const index = ((flbas & FLBAS_HIGHER_MASK) >> 1) | (flbas & FLBAS_LOWER_MASK);
+  const lbaf = ID_NS.lbaf + index * ID_NS.lbafSize;
+  return {
+    nsze: v.getBigUint64(ID_NS.nsze, true),
+    nuse: v.getBigUint64(ID_NS.nuse, true),
+    lbaSize: 2 ** v.getUint8(lbaf + 2),
+    metaSize: v.getUint16(lbaf, true),
+  };
+}
+
 /** An admin command that returned an NVMe status (ioctl result > 0). */
 export class NvmeStatusError extends NativeError {
   readonly status: number;
@@ -163,6 +199,16 @@ export class AdminDevice {
       ids.push(id);
     }
     return ids;
+  }
+
+  /**
+   * Identify CNS 0x00 for `nsid`: its size and use in logical blocks and its block format, as
+   * nvme-cli's `list` reads them (on a namespace's block device, as libnvme does).
+   */
+  identifyNamespace(nsid: number): NamespaceIdentity {
+    const data = new Uint8Array(4096);
+    this.run("Identify namespace", { opcode: ADMIN_OPCODE.identify, nsid, cdw10: 0x00, data });
+    return parseIdentifyNamespace(data);
   }
 
   /** Closes the fd; idempotent. */

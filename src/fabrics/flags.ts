@@ -26,6 +26,7 @@ export const ADDRESS_FLAGS: Record<string, OptionSpec> = {
     value: "TRTYPE",
     description: "Transport: rdma (or tcp)",
     default: "rdma",
+    choices: TRANSPORTS,
   },
   traddr: {
     type: "string",

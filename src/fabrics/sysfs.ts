@@ -17,6 +17,35 @@ export interface NamespaceInfo {
   nsid: number;
   /** Size in bytes (sysfs `size` is in 512-byte sectors). */
   size: number;
+  /** The logical block size in bytes (`queue/logical_block_size`), when sysfs has it. */
+  sector_size?: number;
+  /** Under a controller with native multipath: the hidden per-path device (`nvme1c2n1`). */
+  path?: string;
+  /** The path's ANA state (`optimized`, `non-optimized`, `inaccessible`, ...), when it has one. */
+  ana_state?: string;
+  /** The path's ANA group. */
+  ana_grpid?: number;
+}
+
+/** One path of a multipath head: a controller's hidden device for that namespace. */
+export interface PathInfo {
+  /** The per-path device (`nvme1c2n1`). */
+  name: string;
+  /** The controller it goes through (`nvme2`). */
+  controller: string;
+  transport: string;
+  address: ControllerAddress;
+  /** The controller's state (`live`, `connecting`, `resetting`, `deleting`, ...). */
+  state: string;
+  /** The path's ANA state; absent when the kernel has none for it (no ANA support). */
+  ana_state?: string;
+  ana_grpid?: number;
+}
+
+/** A namespace of a subsystem: with native multipath a head and its paths. */
+export interface HeadInfo extends NamespaceInfo {
+  /** Every controller's path to this namespace (empty without native multipath). */
+  paths: PathInfo[];
 }
 
 /** A controller, from /sys/class/nvme/nvmeN. */
@@ -25,6 +54,8 @@ export interface ControllerInfo {
   instance: number;
   transport: string;
   address: ControllerAddress;
+  /** The `address` attribute as the kernel wrote it (a PCIe controller's is its PCI address). */
+  address_attr: string;
   subsysnqn: string;
   hostnqn: string;
   hostid: string;
@@ -32,6 +63,9 @@ export interface ControllerInfo {
   state: string;
   /** io, discovery or admin (absent on older kernels). */
   cntrltype?: string;
+  model?: string;
+  serial?: string;
+  firmware_rev?: string;
   namespaces: NamespaceInfo[];
 }
 
@@ -42,9 +76,13 @@ export interface SubsystemInfo {
   subsystype?: string;
   model?: string;
   serial?: string;
+  firmware_rev?: string;
+  /** How I/O is spread over the paths: numa, round-robin (queue-depth on newer kernels). */
   iopolicy?: string;
+  /** True when the namespaces are shared heads with one path per controller (native multipath). */
+  multipath: boolean;
   controllers: ControllerInfo[];
-  namespaces: NamespaceInfo[];
+  namespaces: HeadInfo[];
 }
 
 /** Parses a controller's `address` attribute. */
@@ -81,6 +119,8 @@ function byNumbers(a: string, b: string): number {
 
 const CONTROLLER = /^nvme\d+$/;
 const NAMESPACE_DIR = /^nvme\d+(c\d+)?n\d+$/;
+const PATH_DEVICE = /^nvme(\d+)c(\d+)n(\d+)$/;
+const HEAD_DEVICE = /^nvme(\d+)n(\d+)$/;
 
 /** The class directory of a controller. */
 export function controllerDir(paths: FabricsPaths, name: string): string {
@@ -95,9 +135,25 @@ export async function controllerNamespaces(
   const dir = controllerDir(paths, name);
   const out: NamespaceInfo[] = [];
   for (const entry of await names(dir, NAMESPACE_DIR)) {
-    out.push(await namespaceInfo(paths, `${dir}/${entry}`, entry.replace(/c\d+n/, "n")));
+    const blockName = entry.replace(/c\d+n/, "n");
+    const ns = await namespaceInfo(paths, `${dir}/${entry}`, blockName);
+    if (PATH_DEVICE.test(entry)) {
+      ns.path = entry;
+      const ana = await readAttr(`${dir}/${entry}`, "ana_state");
+      const grp = await readAttr(`${dir}/${entry}`, "ana_grpid");
+      if (ana) ns.ana_state = ana;
+      if (grp && /^\d+$/.test(grp)) ns.ana_grpid = Number(grp);
+    }
+    out.push(ns);
   }
   return out;
+}
+
+/** The sysfs directory of a namespace's block device: under its subsystem (a head) or controller. */
+export function namespaceDir(paths: FabricsPaths, owner: string, name: string): string {
+  return owner.startsWith("nvme-subsys")
+    ? `${paths.sysfs}/class/nvme-subsystem/${owner}/${name}`
+    : `${controllerDir(paths, owner)}/${name}`;
 }
 
 async function namespaceInfo(
@@ -106,11 +162,13 @@ async function namespaceInfo(
   blockName: string,
 ): Promise<NamespaceInfo> {
   const sectors = Number(await readAttr(dir, "size") ?? "0");
+  const lbs = await readAttr(dir, "queue/logical_block_size");
   return {
     name: blockName,
     device: `${paths.dev}/${blockName}`,
     nsid: Number(await readAttr(dir, "nsid") ?? "0"),
     size: sectors * 512,
+    ...(lbs && /^\d+$/.test(lbs) ? { sector_size: Number(lbs) } : {}),
   };
 }
 
@@ -123,17 +181,25 @@ export async function readController(
   const transport = await readAttr(dir, "transport");
   if (transport === undefined) return undefined;
   const cntrltype = await readAttr(dir, "cntrltype");
+  const ident: Pick<ControllerInfo, "model" | "serial" | "firmware_rev"> = {};
+  for (const attr of ["model", "serial", "firmware_rev"] as const) {
+    const v = await readAttr(dir, attr);
+    if (v !== undefined) ident[attr] = v;
+  }
+  const addressAttr = await readAttr(dir, "address") ?? "";
   return {
     name,
     instance: Number(name.slice(4)),
     transport,
-    address: parseAddress(await readAttr(dir, "address") ?? ""),
+    address: parseAddress(addressAttr),
+    address_attr: addressAttr,
     subsysnqn: await readAttr(dir, "subsysnqn") ?? "",
     hostnqn: await readAttr(dir, "hostnqn") ?? "",
     hostid: await readAttr(dir, "hostid") ?? "",
     cntlid: Number(await readAttr(dir, "cntlid") ?? "0"),
     state: await readAttr(dir, "state") ?? "unknown",
     ...(cntrltype !== undefined ? { cntrltype } : {}),
+    ...ident,
     namespaces: await controllerNamespaces(paths, name),
   };
 }
@@ -148,7 +214,11 @@ export async function listControllers(paths: FabricsPaths): Promise<ControllerIn
   return out;
 }
 
-/** Every subsystem with its controllers and namespaces. */
+/**
+ * Every subsystem with its controllers and namespaces. With native multipath the namespaces are
+ * the heads under the subsystem, each with its paths (one per controller, named nvmeAcCnB for
+ * head nvmeAnB, with its ANA state); otherwise each controller's own namespaces.
+ */
 export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo[]> {
   const root = `${paths.sysfs}/class/nvme-subsystem`;
   const out: SubsystemInfo[] = [];
@@ -159,18 +229,20 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
       const info = await readController(paths, c);
       if (info) controllers.push(info);
     }
-    // Native multipath: the shared heads live under the subsystem; otherwise each controller has its own.
-    const namespaces: NamespaceInfo[] = [];
-    for (const ns of await names(dir, /^nvme\d+n\d+$/)) {
-      namespaces.push(await namespaceInfo(paths, `${dir}/${ns}`, ns));
+    const heads: HeadInfo[] = [];
+    for (const ns of await names(dir, HEAD_DEVICE)) {
+      const head = await namespaceInfo(paths, `${dir}/${ns}`, ns);
+      heads.push({ ...head, paths: headPaths(ns, controllers) });
     }
-    if (namespaces.length === 0) {
+    const multipath = heads.length > 0;
+    const namespaces: HeadInfo[] = heads;
+    if (!multipath) {
       const seen = new Set<string>();
       for (const c of controllers) {
         for (const ns of c.namespaces) {
           if (!seen.has(ns.name)) {
             seen.add(ns.name);
-            namespaces.push(ns);
+            namespaces.push({ ...ns, paths: [] });
           }
         }
       }
@@ -179,14 +251,37 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
     const info: SubsystemInfo = {
       name,
       subsysnqn: await opt("subsysnqn") ?? "",
+      multipath,
       controllers,
       namespaces,
     };
-    for (const attr of ["subsystype", "model", "serial", "iopolicy"] as const) {
+    for (const attr of ["subsystype", "model", "serial", "firmware_rev", "iopolicy"] as const) {
       const v = await opt(attr);
       if (v !== undefined) info[attr] = v;
     }
     out.push(info);
+  }
+  return out;
+}
+
+/** The paths of head `nvmeAnB`: each controller's `nvmeAcCnB`, in controller order. */
+function headPaths(head: string, controllers: ControllerInfo[]): PathInfo[] {
+  const [, subsys, nsIndex] = HEAD_DEVICE.exec(head)!;
+  const out: PathInfo[] = [];
+  for (const c of controllers) {
+    for (const ns of c.namespaces) {
+      const m = ns.path ? PATH_DEVICE.exec(ns.path) : null;
+      if (!m || m[1] !== subsys || m[3] !== nsIndex) continue;
+      out.push({
+        name: ns.path!,
+        controller: c.name,
+        transport: c.transport,
+        address: c.address,
+        state: c.state,
+        ...(ns.ana_state !== undefined ? { ana_state: ns.ana_state } : {}),
+        ...(ns.ana_grpid !== undefined ? { ana_grpid: ns.ana_grpid } : {}),
+      });
+    }
   }
   return out;
 }

@@ -145,10 +145,10 @@ Deno.test("connect reports an identical existing connection, exit 0, writing not
   assert.match(text.stdout, /^already connected: nvme3 to 'nqn.2024-01.io.example:disk1'/);
 });
 
-Deno.test("list -o json shows subsystems, controllers and namespaces from sysfs", async () => {
+Deno.test("list --paths -o json shows subsystems, controllers and namespaces from sysfs", async () => {
   await using dir = await tempDir();
   const env = await tree(dir.path, true);
-  const r = await nvmeof(["list", "-o", "json"], { env });
+  const r = await nvmeof(["list", "--paths", "-o", "json"], { env });
   assert.equal(r.code, 0, r.stderr);
   const [s] = JSON.parse(r.stdout).subsystems;
   assert.equal(s.subsysnqn, NQN);
@@ -156,7 +156,7 @@ Deno.test("list -o json shows subsystems, controllers and namespaces from sysfs"
   assert.equal(s.controllers[0].address.traddr, "10.0.0.2");
   assert.equal(s.controllers[0].state, "live");
   assert.equal(s.namespaces[0].size, 1024 * 1024);
-  const text = await nvmeof(["list"], { env });
+  const text = await nvmeof(["list", "--paths"], { env });
   assert.match(text.stdout, /nvme3 {2}rdma 10\.0\.0\.2:4420 {2}live/);
 });
 
@@ -229,6 +229,7 @@ Deno.test("every initiator command's help has worked examples", async () => {
       "disconnect",
       "disconnect-all",
       "list",
+      "list-subsys",
       "hostnqn",
     ]
   ) {

@@ -61,18 +61,19 @@ Deno.test("connect from host1: data written reaches the target's device and read
   )).trim();
   assert.equal(there, sum);
 
-  // list agrees with nvme list-subsys on the same node.
-  const ours = (await jsonOn<{ subsystems: Record<string, unknown>[] }>("host1", ["list"]))
-    .subsystems.find((s) => s.subsysnqn === nqn) as {
-      name: string;
-      controllers: {
+  // list --paths agrees with nvme list-subsys on the same node.
+  const ours =
+    (await jsonOn<{ subsystems: Record<string, unknown>[] }>("host1", ["list", "--paths"]))
+      .subsystems.find((s) => s.subsysnqn === nqn) as {
         name: string;
-        transport: string;
-        state: string;
-        hostnqn: string;
-        address: { traddr: string };
-      }[];
-    };
+        controllers: {
+          name: string;
+          transport: string;
+          state: string;
+          hostnqn: string;
+          address: { traddr: string };
+        }[];
+      };
   assert.ok(ours);
   const peer = JSON.parse(await must("host1", "nvme list-subsys -o json"));
   const theirs = peer.flatMap((h: { Subsystems: unknown[] }) => h.Subsystems)

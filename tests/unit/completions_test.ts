@@ -12,6 +12,7 @@ import {
 } from "../../src/cli/completions.ts";
 import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
 import { COMMANDS as ENTRIES } from "../../src/commands/mod.ts";
+import { tempDir } from "../helpers.ts";
 
 /** The whole table, every module loaded. */
 const COMMANDS = await loadCommands(ENTRIES);
@@ -64,14 +65,15 @@ for (
   });
 }
 
-async function bashComplete(words: string[]): Promise<string[]> {
+async function bashComplete(words: string[], env: Record<string, string> = {}): Promise<string[]> {
   const script = bashCompletion(COMMANDS) + `
 COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")})
 COMP_CWORD=${words.length - 1}
 _nvmeof
 printf '%s\\n' "\${COMPREPLY[@]}"
 `;
-  const out = await new Deno.Command("bash", { args: ["-c", script], stdout: "piped" }).output();
+  const out = await new Deno.Command("bash", { args: ["-c", script], stdout: "piped", env })
+    .output();
   assert.equal(out.code, 0);
   return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean);
 }
@@ -91,6 +93,115 @@ Deno.test("bash completes commands, subcommands, flags and -o values from the ta
   assert.deepEqual(await bashComplete(["nvmeof", "connect", "--traddr", ""]), []);
   const files = await bashComplete(["nvmeof", "target", "enable", "-f", "/etc/host"]);
   assert.ok(files.includes("/etc/hostname") || files.includes("/etc/hosts"), files.join(" "));
+});
+
+Deno.test("bash offers each flag's values: transports, modes, roles, and every -o format of the command", async () => {
+  assert.deepEqual(await bashComplete(["nvmeof", "connect", "-t", ""]), ["rdma", "tcp"]);
+  assert.deepEqual(await bashComplete(["nvmeof", "discover", "--transport", "t"]), ["tcp"]);
+  assert.deepEqual(await bashComplete(["nvmeof", "target", "up", "--trtype", ""]), [
+    "rdma",
+    "tcp",
+    "loop",
+  ]);
+  assert.deepEqual(await bashComplete(["nvmeof", "disconnect-all", "-t", "l"]), ["loop"]);
+  assert.deepEqual(await bashComplete(["nvmeof", "bench", "--rw", "rand"]), [
+    "randread",
+    "randwrite",
+  ]);
+  assert.deepEqual(await bashComplete(["nvmeof", "doctor", "--role", ""]), [
+    "initiator",
+    "target",
+    "both",
+  ]);
+  assert.deepEqual(await bashComplete(["nvmeof", "target", "show", "-o", ""]), [
+    "text",
+    "json",
+    "yaml",
+    "nvmetcli",
+  ]);
+  assert.deepEqual(await bashComplete(["nvmeof", "list", "-o", ""]), ["text", "json"]);
+});
+
+Deno.test("bash completes help with command names, completions with shells", async () => {
+  const top = COMMANDS.map((c) => c.name);
+  assert.deepEqual(await bashComplete(["nvmeof", "help", ""]), top);
+  assert.deepEqual(await bashComplete(["nvmeof", "help", "li"]), ["list", "list-subsys"]);
+  assert.deepEqual(await bashComplete(["nvmeof", "help", "target", "s"]), ["show", "schema"]);
+  assert.deepEqual(await bashComplete(["nvmeof", "completions", "z"]), ["zsh"]);
+  assert.deepEqual((await bashComplete(["nvmeof", "completions", ""])).slice(0, 3), [
+    "bash",
+    "zsh",
+    "fish",
+  ]);
+});
+
+Deno.test("bash completes --file=VALUE as --file VALUE, split at '=' or not", async () => {
+  // With '=' in COMP_WORDBREAKS (bash's default) the line 'target up --file=/etc/host' is these words.
+  const split = await bashComplete(["nvmeof", "target", "up", "--file", "=", "/etc/host"]);
+  assert.ok(split.includes("/etc/hosts") || split.includes("/etc/hostname"), split.join(" "));
+  assert.ok(split.every((f) => f.startsWith("/etc/host")), split.join(" "));
+  const atEq = await bashComplete(["nvmeof", "target", "up", "--file", "="]);
+  assert.ok(atEq.length > 0, "right after '=' the files of the current directory");
+  const whole = await bashComplete(["nvmeof", "target", "up", "--file=/etc/host"]);
+  assert.ok(
+    whole.length > 0 && whole.every((f) => f.startsWith("--file=/etc/host")),
+    whole.join(" "),
+  );
+  assert.deepEqual(await bashComplete(["nvmeof", "connect", "--transport=r"]), [
+    "--transport=rdma",
+  ]);
+});
+
+Deno.test("bash completes disconnect -d with the controllers of /sys/class/nvme", async () => {
+  await using dir = await tempDir();
+  for (const c of ["nvme0", "nvme1", "nvme10"]) {
+    await Deno.mkdir(`${dir.path}/class/nvme/${c}`, { recursive: true });
+  }
+  const env = { NVMEOF_SYSFS: dir.path };
+  assert.deepEqual(await bashComplete(["nvmeof", "disconnect", "-d", ""], env), [
+    "nvme0",
+    "nvme1",
+    "nvme10",
+  ]);
+  assert.deepEqual(await bashComplete(["nvmeof", "disconnect", "--device", "nvme1"], env), [
+    "nvme1",
+    "nvme10",
+  ]);
+  // Another command's value flag is not a controller.
+  assert.deepEqual(await bashComplete(["nvmeof", "disconnect", "-n", ""], env), []);
+  const none = { NVMEOF_SYSFS: `${dir.path}/absent` };
+  assert.deepEqual(await bashComplete(["nvmeof", "disconnect", "-d", ""], none), []);
+});
+
+const hasFish = await new Deno.Command("fish", { args: ["-c", "true"] }).output().then(
+  (o) => o.success,
+  () => false,
+);
+
+Deno.test({
+  name: "fish completes flag values, help, completions, --flag=value and controllers",
+  ignore: !hasFish,
+  async fn() {
+    await using dir = await tempDir();
+    for (const c of ["nvme0", "nvme7"]) {
+      await Deno.mkdir(`${dir.path}/class/nvme/${c}`, { recursive: true });
+    }
+    const fish = async (line: string) => {
+      const out = await new Deno.Command("fish", {
+        args: ["-c", `${fishCompletion(COMMANDS)}\ncomplete -C '${line}'`],
+        env: { NVMEOF_SYSFS: dir.path },
+        stdout: "piped",
+      }).output();
+      return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean)
+        .map((l) => l.split("\t")[0]);
+    };
+    assert.deepEqual(await fish("nvmeof connect -t "), ["rdma", "tcp"]);
+    assert.deepEqual(await fish("nvmeof target show -o "), ["json", "nvmetcli", "text", "yaml"]);
+    assert.deepEqual(await fish("nvmeof help li"), ["list", "list-subsys"]);
+    assert.deepEqual(await fish("nvmeof completions "), ["bash", "fish", "zsh"]);
+    assert.deepEqual(await fish("nvmeof disconnect -d "), ["nvme0", "nvme7"]);
+    assert.deepEqual(await fish("nvmeof bench --rw=rand"), ["--rw=randread", "--rw=randwrite"]);
+  },
 });
 
 Deno.test("the generated scripts are valid bash, and zsh/fish when those shells exist", async () => {

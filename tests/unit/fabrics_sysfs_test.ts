@@ -67,7 +67,13 @@ Deno.test("controllers are read from class/nvme in numeric order with their name
   assert.equal(cs[0].address.traddr, "10.77.0.1");
   assert.equal(cs[0].hostnqn, HQ);
   assert.deepEqual(cs[0].namespaces, [
-    { name: "nvme1n1", device: `${dir.path}/dev/nvme1n1`, nsid: 1, size: 64 * 1024 * 1024 },
+    {
+      name: "nvme1n1",
+      device: `${dir.path}/dev/nvme1n1`,
+      nsid: 1,
+      size: 64 * 1024 * 1024,
+      path: "nvme1c1n1",
+    },
   ]);
 });
 

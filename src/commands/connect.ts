@@ -8,10 +8,10 @@ import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
 import {
   ADDRESS_FLAGS,
-  addressFromFlags,
   CONNECT_FLAGS,
   HOST_FLAGS,
   hostFromFlags,
+  resolvedAddressFromFlags,
   secretFilesFromFlags,
   TUNING_FLAGS,
   tuningFromFlags,
@@ -52,7 +52,7 @@ export async function connectOptionsFromFlags(
   paths: FabricsPaths,
   nqn: string,
 ): Promise<ConnectOptions> {
-  const address = addressFromFlags(values);
+  const address = await resolvedAddressFromFlags(values);
   const host = hostFromFlags(values);
   const tuning = await tuningFromFlags(values);
   const id = await resolveHostIdentity(host, paths);

@@ -4,7 +4,12 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLog, logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
-import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "../fabrics/flags.ts";
+import {
+  ADDRESS_FLAGS,
+  HOST_FLAGS,
+  hostFromFlags,
+  resolvedAddressFromFlags,
+} from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 
@@ -23,7 +28,7 @@ port you reached that allow this host NQN. -o json prints nvme-cli's keys ('nvme
   ],
   async run(ctx) {
     const paths = fabricsPaths();
-    const address = addressFromFlags(ctx.values);
+    const address = await resolvedAddressFromFlags(ctx.values);
     const host = hostFromFlags(ctx.values);
     const id = await resolveHostIdentity(host, paths);
     const log = await discover(paths, {

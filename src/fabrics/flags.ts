@@ -3,7 +3,7 @@
  * ConnectOptions. discover, connect and connect-all take subsets of these.
  */
 import type { OptionSpec, OptionValues } from "../cli/command.ts";
-import { quote, UsageError } from "../errors.ts";
+import { FailureError, quote, UsageError } from "../errors.ts";
 import {
   checkAddress,
   checkNqn,
@@ -11,6 +11,7 @@ import {
   type ConnectOptions,
   DEFAULT_CTRL_LOSS_TMO,
   DEFAULT_TRSVCID,
+  isIpv4,
   isUuid,
   tableValue,
   type Transport,
@@ -36,7 +37,8 @@ export const ADDRESS_FLAGS: Record<string, OptionSpec> = {
     type: "string",
     short: "a",
     value: "ADDR",
-    description: "Target IP address (IPv4, or IPv6 with %iface when link-local)",
+    description:
+      "Target IP address (IPv4, or IPv6 with %iface when link-local); connect and discover also take a host name",
   },
   trsvcid: {
     type: "string",
@@ -149,6 +151,44 @@ export function addressFromFlags(
     traddr: checkAddress(traddr, "-a/--traddr"),
     trsvcid: checkTrsvcid(str(values, "trsvcid") ?? DEFAULT_TRSVCID, "-s/--trsvcid"),
   };
+}
+
+/** True for a DNS host name (RFC 1123 labels), which is not an IP address. */
+export function isHostName(s: string): boolean {
+  return s.length <= 253 && !isIpv4(s) && !/^[\d.]+$/.test(s) &&
+    s.split(".").every((l) => /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(l));
+}
+
+/**
+ * Resolves a host name as libnvme does for rdma and tcp (getaddrinfo, so /etc/hosts and DNS in
+ * the order nsswitch.conf gives; the first answer wins). A name that does not resolve is an
+ * error naming it.
+ */
+export async function resolveHostName(name: string, flag: string): Promise<string> {
+  const { lookup } = await import("node:dns/promises");
+  try {
+    return (await lookup(name)).address;
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? "error";
+    throw new FailureError(`Cannot resolve ${flag} ${quote(name)}: ${code}.`, {
+      cause: err,
+      hint: `Check the name ('getent hosts ${name}' shows what this host resolves), ` +
+        "or give the target's IP address.",
+    });
+  }
+}
+
+/**
+ * -t/-a/-s with a host name in -a resolved to its address (what connect, connect-all and
+ * discover take, as nvme-cli does); addressFromFlags itself takes addresses only.
+ */
+export async function resolvedAddressFromFlags(
+  values: OptionValues,
+): Promise<Pick<ConnectOptions, "transport" | "traddr" | "trsvcid">> {
+  const traddr = str(values, "traddr");
+  if (traddr === undefined || !isHostName(traddr)) return addressFromFlags(values);
+  addressFromFlags({ ...values, traddr: "0.0.0.0" }); // the other flags first, as given
+  return addressFromFlags({ ...values, traddr: await resolveHostName(traddr, "-a/--traddr") });
 }
 
 /** Reads -q/-I/-w as given (identity defaults are filled in later from /etc/nvme). */

@@ -170,7 +170,7 @@ export function checkAddress(value: string, flag: string): string {
   if (!isIpv4(value) && !isIpv6(value)) {
     throw new UsageError(`${flag} ${quote(value)} is not an IPv4 or IPv6 address.`, {
       hint:
-        "Give the target's IP address, e.g. -a 10.0.0.2 (RDMA resolves addresses, not host names).",
+        "Give the target's IP address, e.g. -a 10.0.0.2, or its host name where a command takes one (connect, discover).",
     });
   }
   return value;

@@ -145,3 +145,22 @@ Deno.test("disconnect as a non-root user is exit 3, on stderr, with the run-as-r
   assert.match(stderr, /needs root .*Run it as root \(sudo nvmeof disconnect …\)/);
   assert.equal(await Deno.readTextFile(`${dir.path}/sys/class/nvme/nvme3/delete_controller`), "");
 });
+
+Deno.test("-a takes a host name, resolved as getaddrinfo does (/etc/hosts first); an unknown one is named", async () => {
+  await using dir = await tempDir();
+  const env = await tree(dir.path);
+  const r = await nvmeof(["connect", "-a", "localhost", "-n", NQN, "--dry-run", "-o", "json"], {
+    env,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(JSON.parse(r.stdout).option_string, /,traddr=127\.0\.0\.1,trsvcid=4420,/);
+  const bad = await nvmeof(["connect", "-a", "storage1.nvmeof-test.invalid", "-n", NQN], { env });
+  assert.equal(bad.code, 1, bad.stderr);
+  assert.match(
+    bad.stderr,
+    /Cannot resolve -a\/--traddr 'storage1\.nvmeof-test\.invalid': ENOTFOUND/,
+  );
+  assert.match(bad.stderr, /getent hosts storage1\.nvmeof-test\.invalid/);
+  const notIp = await nvmeof(["connect", "-a", "10.0.0.300", "-n", NQN, "--dry-run"], { env });
+  assert.equal(notIp.code, 2, "a malformed address is not taken for a name");
+});

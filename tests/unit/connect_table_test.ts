@@ -16,7 +16,7 @@ import {
   rowOf,
   rowOfToken,
 } from "../../src/fabrics/connect_table.ts";
-import { TUNING_FLAGS, tuningFromFlags } from "../../src/fabrics/flags.ts";
+import { isHostName, TUNING_FLAGS, tuningFromFlags } from "../../src/fabrics/flags.ts";
 import {
   buildOptionString,
   checkKernelOptions,
@@ -339,4 +339,11 @@ Deno.test("the table gives completions their value lists and the token lookup", 
   assert.deepEqual(completionValues().transport, ["rdma", "tcp"]);
   assert.equal(rowOfToken("fast_io_fail_tmo"), rowOf("fastIoFailTmo"));
   for (const r of CONNECT_OPTIONS) assert.ok(TUNING_FLAGS[r.flag], r.flag);
+});
+
+Deno.test("host names are told from addresses as libnvme tells them", () => {
+  for (const n of ["storage1.example.com", "localhost", "a-b.c1"]) assert.ok(isHostName(n), n);
+  for (const n of ["10.0.0.2", "10.0.0.300", "fe80::1%eth0", "-bad", "a..b", "x_y"]) {
+    assert.ok(!isHostName(n), n);
+  }
 });

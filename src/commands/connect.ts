@@ -43,6 +43,7 @@ import {
   savedFromOptions,
 } from "../persist/connections.ts";
 import { humanSize } from "../output/render.ts";
+import { requireDiscoveryConf } from "../persist/nvme_cli.ts";
 import { retrySaved } from "../persist/retry.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 
@@ -411,7 +412,10 @@ export const connectAllCommand: CommandDetails = {
   description: `
 Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
 entry of the same transport, skipping those already connected and the discovery entries.
-Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.`,
+Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.
+Without -a, as nvme-cli, it goes through every discovery controller listed in
+/etc/nvme/discovery.conf (one line of nvme-cli flags each); the tuning flags given apply to
+each line, and a line's own flags win.`,
   options: {
     ...ADDRESS_FLAGS,
     ...HOST_FLAGS,
@@ -426,9 +430,11 @@ Referrals to other discovery controllers are followed once. Exit 1 if any connec
     "nvmeof connect-all -a 10.0.0.2",
     "nvmeof connect-all -t rdma -a 10.0.0.2 -s 4420 -i 4 -o json",
     "nvmeof connect-all -a 10.0.0.2 --persist   # and again at every boot",
+    "nvmeof connect-all   # through every controller of /etc/nvme/discovery.conf",
   ],
   async run(ctx) {
     const paths = fabricsPaths();
+    if (ctx.values.traddr === undefined) return await connectAllConfRun(ctx);
     const base = await connectOptionsFromFlags(ctx.values, paths, "");
     const log = await discover(paths, base);
     const records = await connectEntries(paths, base, log.entries, true, ctx);
@@ -445,3 +451,49 @@ Referrals to other discovery controllers are followed once. Exit 1 if any connec
     };
   },
 };
+
+/**
+ * connect-all without -a: through each discovery controller of discovery.conf, as nvme-cli does;
+ * the tuning flags given apply to every line, a line's own flags win.
+ */
+async function connectAllConfRun(ctx: RunContext): Promise<CommandResult> {
+  if (ctx.values.persist === true) {
+    throw new UsageError("--persist needs -a: discovery.conf already lists what it would save.", {
+      hint: "'nvmeof connections import --from-nvme-cli' saves discovery.conf's controllers.",
+    });
+  }
+  const paths = fabricsPaths();
+  const flags = await connectOptionsFromFlags({ ...ctx.values, traddr: "0.0.0.0" }, paths, "");
+  const conf = await requireDiscoveryConf(paths.etcNvme, {
+    hostnqn: flags.hostnqn!,
+    hostid: flags.hostid!,
+  });
+  for (const n of conf.notes) ctx.note(n);
+  const records: ConnectAllRow[] = [];
+  for (const c of conf.controllers) {
+    const base: ConnectOptions = { ...flags, ...definedOnly(c), nqn: "" };
+    try {
+      const log = await discover(paths, base);
+      records.push(...await connectEntries(paths, base, log.entries, true, ctx));
+    } catch (err) {
+      records.push({
+        subnqn: DISCOVERY_NQN,
+        trtype: base.transport,
+        traddr: base.traddr,
+        trsvcid: base.trsvcid,
+        status: "failed",
+        reason: (err as Error).message,
+      });
+    }
+  }
+  const data = { file: conf.file, records };
+  return {
+    data,
+    text: () => connectAllText(data),
+    exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
+  };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -9,8 +9,13 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
-import { connectionKey, type SavedConnection, validateSaved } from "./connections.ts";
+import { type ConnectOptions, DISCOVERY_NQN } from "../fabrics/options.ts";
+import {
+  connectionKey,
+  optionsFromSaved,
+  type SavedConnection,
+  validateSaved,
+} from "./connections.ts";
 import {
   CONNECT_OPTIONS,
   type ConnectOptionRow,
@@ -348,4 +353,70 @@ export function readNvmeCliFile(path: string): string | undefined {
       hint: "Run as root.",
     });
   }
+}
+
+/** The discovery controllers of nvme-cli's discovery.conf, ready to connect. */
+export interface DiscoveryConfControllers {
+  file: string;
+  controllers: ConnectOptions[];
+  notes: string[];
+}
+
+/**
+ * What `nvme discover` and `nvme connect-all` without -a read: every line of `<etcNvme>/
+ * discovery.conf`, each a set of nvme-cli flags; the host identity fills in what a line lacks,
+ * and inline keys stay in memory. Undefined when the file does not exist.
+ */
+export async function discoveryConfControllers(
+  etcNvme: string,
+  host: { hostnqn: string; hostid: string },
+): Promise<DiscoveryConfControllers | undefined> {
+  const file = `${etcNvme}/discovery.conf`;
+  const text = readNvmeCliFile(file);
+  if (text === undefined) return undefined;
+  const r = await importDiscoveryConf(text, `'${file}'`, host, "/nonexistent");
+  const secretOf = new Map(r.keyFiles.map((k) => [k.path, k.secret]));
+  const controllers: ConnectOptions[] = [];
+  for (const c of r.connections) {
+    const plain = { ...c } as Record<string, unknown>;
+    const secrets: Partial<ConnectOptions> = {};
+    for (const row of CONNECT_OPTIONS) {
+      if (row.kind.type !== "secret-file" || plain[row.saved] === undefined) continue;
+      (secrets as Record<string, unknown>)[row.field] = secretOf.get(String(plain[row.saved]));
+      delete plain[row.saved];
+    }
+    controllers.push({
+      ...await optionsFromSaved(plain as unknown as SavedConnection),
+      ...secrets,
+    });
+  }
+  return {
+    file,
+    controllers,
+    notes: r.notes.filter((n) => !/key moved to/.test(n)),
+  };
+}
+
+/** discoveryConfControllers for a command given no -a: a missing or empty file is a usage error. */
+export async function requireDiscoveryConf(
+  etcNvme: string,
+  host: { hostnqn: string; hostid: string },
+): Promise<DiscoveryConfControllers> {
+  const conf = await discoveryConfControllers(etcNvme, host);
+  const example = "--transport=rdma --traddr=10.0.0.2 --trsvcid=4420";
+  if (conf === undefined) {
+    throw new UsageError(
+      `The target address is missing, and there is no '${etcNvme}/discovery.conf' to read.`,
+      {
+        hint: `Give it with -a/--traddr (e.g. -a 10.0.0.2), or list discovery controllers in ` +
+          `${etcNvme}/discovery.conf, one line of nvme-cli flags each: ${example}`,
+      },
+    );
+  }
+  if (conf.controllers.length === 0) {
+    throw new UsageError(`'${conf.file}' lists no discovery controller.`, {
+      hint: `Add a line of nvme-cli flags, e.g. ${example}, or give -a/--traddr.`,
+    });
+  }
+  return conf;
 }

@@ -164,3 +164,34 @@ Deno.test("-a takes a host name, resolved as getaddrinfo does (/etc/hosts first)
   const notIp = await nvmeof(["connect", "-a", "10.0.0.300", "-n", NQN, "--dry-run"], { env });
   assert.equal(notIp.code, 2, "a malformed address is not taken for a name");
 });
+
+Deno.test("discover and connect-all without -a read /etc/nvme/discovery.conf, as nvme-cli does", async () => {
+  await using dir = await tempDir();
+  const env = await tree(dir.path);
+  const none = await nvmeof(["discover"], { env });
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /no '.*\/etc\/nvme\/discovery\.conf' to read/);
+  await Deno.writeTextFile(
+    `${dir.path}/etc/nvme/discovery.conf`,
+    "# two discovery controllers\n--transport=rdma --traddr=10.0.0.2 --trsvcid=4420\n" +
+      "-t tcp -a 10.0.0.3 -s 8009 -k 9\n",
+  );
+  // No /dev/nvme-fabrics in the tree: each line is tried, and each fails alike (exit 1).
+  const all = await nvmeof(["connect-all", "-o", "json"], { env });
+  assert.equal(all.code, 1, all.stderr);
+  const data = JSON.parse(all.stdout);
+  assert.match(data.file, /etc\/nvme\/discovery\.conf$/);
+  assert.deepEqual(
+    data.records.map((r: { trtype: string; traddr: string; trsvcid: string; status: string }) =>
+      `${r.trtype} ${r.traddr}:${r.trsvcid} ${r.status}`
+    ),
+    ["rdma 10.0.0.2:4420 failed", "tcp 10.0.0.3:8009 failed"],
+  );
+  const disc = await nvmeof(["discover"], { env });
+  assert.equal(disc.code, 1);
+  assert.equal(disc.stderr.match(/nvme-fabrics' does not exist/g)?.length, 2, disc.stderr);
+  await Deno.writeTextFile(`${dir.path}/etc/nvme/discovery.conf`, "# nothing\n");
+  const empty = await nvmeof(["connect-all"], { env });
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /lists no discovery controller/);
+});

@@ -16,7 +16,7 @@ function write(fd: typeof Deno.stdout, text: string): void {
 
 /** Runs one invocation and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const verbose = argv.includes("--verbose");
+  const verbose = argv.includes("--verbose") || argv.includes("-v");
   try {
     const inv = await parseInvocation(argv, COMMANDS);
     if (inv.version && !inv.command) {
@@ -61,8 +61,9 @@ export async function main(argv: string[]): Promise<number> {
 function wantsJson(argv: string[]): boolean {
   for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
     const a = argv[i];
-    if ((a === "-o" || a === "--output") && argv[i + 1] === "json") return true;
-    if (a === "-ojson" || a === "--output=json") return true;
+    const flag = a === "-o" || a === "--output" || a === "--output-format";
+    if (flag && argv[i + 1] === "json") return true;
+    if (a === "-ojson" || a === "--output=json" || a === "--output-format=json") return true;
   }
   return false;
 }

@@ -6,12 +6,19 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
     type: "string",
     short: "o",
     value: "FORMAT",
-    description: "Output format: text or json",
+    description: "Output format: text (nvme-cli's 'normal' is the same) or json",
     default: "text",
+  },
+  "output-format": {
+    type: "string",
+    value: "FORMAT",
+    description: "Same as -o/--output (nvme-cli's long name)",
   },
   verbose: {
     type: "boolean",
-    description: "Show the cause chain of errors and progress details",
+    short: "v",
+    description:
+      "More detail on stderr: progress, the option string written (secrets hidden), the cause chain of errors",
   },
   configfs: {
     type: "string",

@@ -103,13 +103,15 @@ export async function parseInvocation(
   for (const [name, o] of Object.entries(options)) {
     if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
   }
-  const output = values.output as string;
+  // --output-format is nvme-cli's name for -o, and its 'normal' is nvmeof's text.
+  const given = (values["output-format"] ?? values.output) as string;
+  const output = given === "normal" ? "text" : given;
   const formats = ["text", "json", ...(command?.outputs ?? [])];
   if (!formats.includes(output)) {
     throw new UsageError(
       `Invalid output format '${output}'${path.length ? ` for '${where}'` : ""}.`,
       {
-        hint: `Use ${formats.map((f) => `-o ${f}`).join(", ")}.`,
+        hint: `Use ${formats.map((f) => `-o ${f}`).join(", ")} (-o normal is text).`,
       },
     );
   }
@@ -159,7 +161,8 @@ async function parseFlags(
 /**
  * ARGS with a negative number after a flag that takes a value joined to it (`-l -1` →
  * `--ctrl-loss-tmo=-1`), as getopt reads it for nvme-cli: `parseArgs` would take `-1` for a flag
- * of its own and call the value missing.
+ * of its own and call the value missing. `-l=-1` is read as `--ctrl-loss-tmo=-1` too (parseArgs
+ * would take "=-1" for the value).
  */
 export function negativeValuesJoined(
   args: string[],
@@ -169,6 +172,14 @@ export function negativeValuesJoined(
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--") return out.concat(args.slice(i));
+    // `-l=-1`: a short flag with its value after '=' (what `--ctrl-loss-tmo=-1` says).
+    const eq = /^-([A-Za-z])=(.*)$/s.exec(a);
+    const short = eq &&
+      Object.keys(options).find((n) => options[n].short === eq[1] && options[n].type === "string");
+    if (eq && short) {
+      out.push(`--${short}=${eq[2]}`);
+      continue;
+    }
     const name = a.startsWith("--")
       ? a.slice(2)
       : Object.keys(options).find((n) =>

@@ -8,22 +8,26 @@ import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
 import {
   ADDRESS_FLAGS,
-  addressFromFlags,
   CONNECT_FLAGS,
   HOST_FLAGS,
   hostFromFlags,
+  resolvedAddressFromFlags,
+  secretFilesFromFlags,
   TUNING_FLAGS,
   tuningFromFlags,
 } from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import {
   checkInt,
+  checkKernelOptions,
   checkNqn,
+  checkTransportOptions,
   type ConnectOptions,
   DISCOVERY_NQN,
   isIpv4,
   isIpv6,
   redactedOptionString,
+  runningKernelRelease,
   type Transport,
 } from "../fabrics/options.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
@@ -39,6 +43,7 @@ import {
   savedFromOptions,
 } from "../persist/connections.ts";
 import { humanSize } from "../output/render.ts";
+import { requireDiscoveryConf } from "../persist/nvme_cli.ts";
 import { retrySaved } from "../persist/retry.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 
@@ -48,11 +53,11 @@ export async function connectOptionsFromFlags(
   paths: FabricsPaths,
   nqn: string,
 ): Promise<ConnectOptions> {
-  const address = addressFromFlags(values);
+  const address = await resolvedAddressFromFlags(values);
   const host = hostFromFlags(values);
   const tuning = await tuningFromFlags(values);
   const id = await resolveHostIdentity(host, paths);
-  return {
+  const opts: ConnectOptions = {
     ...address,
     nqn,
     ...(host.hostTraddr ? { hostTraddr: host.hostTraddr } : {}),
@@ -60,6 +65,9 @@ export async function connectOptionsFromFlags(
     hostid: id.hostid,
     ...tuning,
   };
+  checkTransportOptions(opts);
+  checkKernelOptions(opts, runningKernelRelease());
+  return opts;
 }
 
 function progressOf(ctx: RunContext): ((line: string) => void) | undefined {
@@ -140,7 +148,7 @@ size 16..1024. Root is needed (except for --dry-run).`,
     const paths = fabricsPaths();
     const opts = await connectOptionsFromFlags(ctx.values, paths, checkNqn(nqnValue, "-n/--nqn"));
     const persist = ctx.values.persist === true
-      ? savedFromOptions(opts, absolute(ctx.values["dhchap-secret-file"] as string | undefined))
+      ? savedFromOptions(opts, secretFilesFromFlags(ctx.values))
       : undefined;
     if (ctx.values["dry-run"] === true) {
       const data = {
@@ -156,6 +164,9 @@ size 16..1024. Root is needed (except for --dry-run).`,
           (persist ? `\nwould save: ${describeSaved(persist)} in ${savedFile()}` : ""),
       };
     }
+    if (ctx.global.verbose) {
+      ctx.note(`writing to ${paths.dev}/nvme-fabrics: ${redactedOptionString(opts)}`);
+    }
     const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
     if (!persist) return { data: r, text: () => connectText(r) };
     const saved = await persistEntries([persist]);
@@ -165,10 +176,6 @@ size 16..1024. Root is needed (except for --dry-run).`,
     };
   },
 };
-
-function absolute(file: string | undefined): string | undefined {
-  return file === undefined || file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
-}
 
 function savedFile(): string {
   return connectionsFile(persistPaths());
@@ -200,7 +207,10 @@ function retryForMs(values: OptionValues): number {
 }
 
 async function connectSavedRun(ctx: RunContext): Promise<CommandResult> {
-  for (const f of ["traddr", "nqn", "hostnqn", "hostid", "host-traddr", "dhchap-secret-file"]) {
+  for (
+    const f of ["traddr", "nqn", "hostnqn", "hostid", "host-traddr", ...Object.keys(TUNING_FLAGS)]
+  ) {
+    if (f === "ctrl-loss-tmo" && ctx.values[f] === TUNING_FLAGS[f].default) continue;
     if (ctx.values[f] !== undefined) {
       throw new UsageError(`--saved connects the saved connections; --${f} does not apply.`, {
         hint: "Drop the address flags, or connect one subsystem without --saved.",
@@ -402,7 +412,10 @@ export const connectAllCommand: CommandDetails = {
   description: `
 Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
 entry of the same transport, skipping those already connected and the discovery entries.
-Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.`,
+Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.
+Without -a, as nvme-cli, it goes through every discovery controller listed in
+/etc/nvme/discovery.conf (one line of nvme-cli flags each); the tuning flags given apply to
+each line, and a line's own flags win.`,
   options: {
     ...ADDRESS_FLAGS,
     ...HOST_FLAGS,
@@ -417,18 +430,17 @@ Referrals to other discovery controllers are followed once. Exit 1 if any connec
     "nvmeof connect-all -a 10.0.0.2",
     "nvmeof connect-all -t rdma -a 10.0.0.2 -s 4420 -i 4 -o json",
     "nvmeof connect-all -a 10.0.0.2 --persist   # and again at every boot",
+    "nvmeof connect-all   # through every controller of /etc/nvme/discovery.conf",
   ],
   async run(ctx) {
     const paths = fabricsPaths();
+    if (ctx.values.traddr === undefined) return await connectAllConfRun(ctx);
     const base = await connectOptionsFromFlags(ctx.values, paths, "");
     const log = await discover(paths, base);
     const records = await connectEntries(paths, base, log.entries, true, ctx);
     const saved = ctx.values.persist === true
       ? await persistEntries([
-        savedFromOptions(
-          { ...base, nqn: DISCOVERY_NQN },
-          absolute(ctx.values["dhchap-secret-file"] as string | undefined),
-        ),
+        savedFromOptions({ ...base, nqn: DISCOVERY_NQN }, secretFilesFromFlags(ctx.values)),
       ])
       : undefined;
     const data = { genctr: log.genctr, records, ...(saved ? { saved: saved.file } : {}) };
@@ -439,3 +451,49 @@ Referrals to other discovery controllers are followed once. Exit 1 if any connec
     };
   },
 };
+
+/**
+ * connect-all without -a: through each discovery controller of discovery.conf, as nvme-cli does;
+ * the tuning flags given apply to every line, a line's own flags win.
+ */
+async function connectAllConfRun(ctx: RunContext): Promise<CommandResult> {
+  if (ctx.values.persist === true) {
+    throw new UsageError("--persist needs -a: discovery.conf already lists what it would save.", {
+      hint: "'nvmeof connections import --from-nvme-cli' saves discovery.conf's controllers.",
+    });
+  }
+  const paths = fabricsPaths();
+  const flags = await connectOptionsFromFlags({ ...ctx.values, traddr: "0.0.0.0" }, paths, "");
+  const conf = await requireDiscoveryConf(paths.etcNvme, {
+    hostnqn: flags.hostnqn!,
+    hostid: flags.hostid!,
+  });
+  for (const n of conf.notes) ctx.note(n);
+  const records: ConnectAllRow[] = [];
+  for (const c of conf.controllers) {
+    const base: ConnectOptions = { ...flags, ...definedOnly(c), nqn: "" };
+    try {
+      const log = await discover(paths, base);
+      records.push(...await connectEntries(paths, base, log.entries, true, ctx));
+    } catch (err) {
+      records.push({
+        subnqn: DISCOVERY_NQN,
+        trtype: base.transport,
+        traddr: base.traddr,
+        trsvcid: base.trsvcid,
+        status: "failed",
+        reason: (err as Error).message,
+      });
+    }
+  }
+  const data = { file: conf.file, records };
+  return {
+    data,
+    text: () => connectAllText(data),
+    exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
+  };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

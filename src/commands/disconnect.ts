@@ -2,7 +2,7 @@
  * `nvmeof disconnect` and `nvmeof disconnect-all`: delete fabrics controllers through sysfs.
  */
 import type { CommandDetails } from "../cli/command.ts";
-import { EXIT, FailureError, UsageError } from "../errors.ts";
+import { EnvironmentError, EXIT, FailureError, UsageError } from "../errors.ts";
 import { deleteController } from "../fabrics/controller.ts";
 import { checkNqn } from "../fabrics/options.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
@@ -18,7 +18,7 @@ interface DisconnectRow {
   reason?: string;
 }
 
-async function remove(controllers: ControllerInfo[]): Promise<DisconnectRow[]> {
+async function remove(controllers: ControllerInfo[], verb: string): Promise<DisconnectRow[]> {
   const paths = fabricsPaths();
   const rows: DisconnectRow[] = [];
   for (const c of controllers) {
@@ -33,6 +33,17 @@ async function remove(controllers: ControllerInfo[]): Promise<DisconnectRow[]> {
     try {
       await deleteController(paths, c.name);
     } catch (err) {
+      // Not root: every other controller would fail alike; say so once, as connect and target do.
+      if (err instanceof EnvironmentError) {
+        throw new EnvironmentError(
+          `Cannot disconnect ${c.name} ('${c.subsysnqn}'): permission denied.`,
+          {
+            cause: err,
+            hint:
+              `Disconnecting needs root (CAP_SYS_ADMIN). Run it as root (sudo nvmeof ${verb} …).`,
+          },
+        );
+      }
       row.status = "failed";
       row.reason = (err as Error).message;
     }
@@ -41,17 +52,25 @@ async function remove(controllers: ControllerInfo[]): Promise<DisconnectRow[]> {
   return rows;
 }
 
-function text(d: { controllers: DisconnectRow[] }): string {
-  if (d.controllers.length === 0) return "no controllers to disconnect";
-  return d.controllers.map((r) =>
-    r.status === "disconnected"
-      ? `disconnected ${r.device} ('${r.subsysnqn}')`
-      : `failed to disconnect ${r.device} ('${r.subsysnqn}'): ${r.reason}`
+function text(d: { controllers: DisconnectRow[]; not_connected?: string[] }): string {
+  const none = (d.not_connected ?? []).map((n) => `'${n}' is not connected (nothing to do)`);
+  if (d.controllers.length === 0) {
+    return none.length ? none.join("\n") : "no controllers to disconnect";
+  }
+  return none.concat(
+    d.controllers.map((r) =>
+      r.status === "disconnected"
+        ? `disconnected ${r.device} ('${r.subsysnqn}')`
+        : `failed to disconnect ${r.device} ('${r.subsysnqn}'): ${r.reason}`
+    ),
   ).join("\n");
 }
 
-function result(rows: DisconnectRow[]) {
-  const data = { controllers: rows };
+function result(rows: DisconnectRow[], notConnected: string[] = []) {
+  const data = {
+    controllers: rows,
+    ...(notConnected.length ? { not_connected: notConnected } : {}),
+  };
   return {
     data,
     text: () => text(data),
@@ -63,9 +82,11 @@ function result(rows: DisconnectRow[]) {
 export const disconnectCommand: CommandDetails = {
   description: `
 -n deletes every controller connected to that subsystem NQN; -d deletes one controller by its
-device name. Deleting writes 1 to /sys/class/nvme/nvmeN/delete_controller; the kernel flushes
-and removes the namespaces' block devices before it returns. Naming something that is not
-connected is a failure (exit 1).`,
+device name; both take comma-separated lists, as nvme-cli does. Deleting writes 1 to
+/sys/class/nvme/nvmeN/delete_controller; the kernel flushes and removes the namespaces' block
+devices before it returns. A subsystem that is not connected is reported (stderr, and
+'not_connected' in JSON) and is not an error (exit 0, as nvme-cli); a controller name that does
+not exist is (exit 1). Disconnecting needs root (exit 3 otherwise).`,
   options: {
     nqn: { type: "string", short: "n", value: "NQN", description: "Subsystem NQN to disconnect" },
     device: {
@@ -78,6 +99,7 @@ connected is a failure (exit 1).`,
   },
   examples: [
     "nvmeof disconnect -n nqn.2024-01.io.example:disk1",
+    "nvmeof disconnect -n nqn.2024-01.io.example:disk1,nqn.2024-01.io.example:disk2",
     "nvmeof disconnect -d nvme1",
     "nvmeof disconnect -d /dev/nvme1 -o json",
   ],
@@ -91,37 +113,57 @@ connected is a failure (exit 1).`,
       });
     }
     const all = await listControllers(fabricsPaths());
-    let chosen: ControllerInfo[];
+    const chosen: ControllerInfo[] = [];
+    const notConnected: string[] = [];
     if (nqn !== undefined) {
-      checkNqn(nqn, "-n/--nqn");
-      chosen = all.filter((c) => c.subsysnqn === nqn && c.transport !== "pcie");
-      if (chosen.length === 0) {
-        throw new FailureError(`No controller is connected to '${nqn}'.`, {
-          hint: "'nvmeof list' shows the connected subsystems.",
-        });
+      // nvme-cli takes a comma-separated list, and a subsystem not connected is not an error
+      // (scripts that make sure something is gone rely on that): it is reported, exit 0.
+      for (const n of listOf(nqn)) {
+        checkNqn(n, "-n/--nqn");
+        const of = all.filter((c) => c.subsysnqn === n && c.transport !== "pcie");
+        if (of.length === 0) {
+          notConnected.push(n);
+          ctx.note(`'${n}' is not connected; nothing to disconnect.`);
+        }
+        chosen.push(...of.filter((c) => !chosen.includes(c)));
       }
     } else {
-      const name = device!.replace(/^\/dev\//, "");
-      if (!/^nvme\d+$/.test(name)) {
-        throw new UsageError(`-d/--device '${device}' is not a controller name like nvme1.`, {
-          hint: "Give the controller (nvme1), not a namespace (nvme1n1); 'nvmeof list' shows them.",
-        });
-      }
-      chosen = all.filter((c) => c.name === name);
-      if (chosen.length === 0) {
-        throw new FailureError(`Controller '${name}' does not exist.`, {
-          hint: "'nvmeof list' shows the connected controllers.",
-        });
-      }
-      if (chosen[0].transport === "pcie") {
-        throw new UsageError(`'${name}' is a local PCIe controller, not a fabrics connection.`, {
-          hint: "Only fabrics controllers can be disconnected.",
-        });
+      for (const d of listOf(device!)) {
+        const name = d.replace(/^\/dev\//, "");
+        if (!/^nvme\d+$/.test(name)) {
+          throw new UsageError(`-d/--device '${d}' is not a controller name like nvme1.`, {
+            hint:
+              "Give the controller (nvme1), not a namespace (nvme1n1); 'nvmeof list' shows them.",
+          });
+        }
+        const c = all.find((c) => c.name === name);
+        if (!c) {
+          throw new FailureError(`Controller '${name}' does not exist.`, {
+            hint: "'nvmeof list' shows the connected controllers.",
+          });
+        }
+        if (c.transport === "pcie") {
+          throw new UsageError(`'${name}' is a local PCIe controller, not a fabrics connection.`, {
+            hint: "Only fabrics controllers can be disconnected.",
+          });
+        }
+        if (!chosen.includes(c)) chosen.push(c);
       }
     }
-    return result(await remove(chosen));
+    return result(await remove(chosen, "disconnect"), notConnected);
   },
 };
+
+/** The items of a comma-separated flag value (nvme-cli's lists), empty items dropped. */
+function listOf(value: string): string[] {
+  const items = value.split(",").map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) {
+    throw new UsageError(`'${value}' names nothing.`, {
+      hint: "Give one name, or several separated by commas.",
+    });
+  }
+  return items;
+}
 
 /** `nvmeof disconnect-all`. */
 export const disconnectAllCommand: CommandDetails = {
@@ -131,15 +173,24 @@ controllers are never touched. With --transport only those of that transport.`,
   options: {
     transport: {
       type: "string",
+      short: "r",
+      value: "TRTYPE",
+      description: "Only this transport (rdma, tcp, fc, loop); -r as in nvme-cli",
+    },
+    trtype: {
+      type: "string",
       short: "t",
       value: "TRTYPE",
-      description: "Only this transport (rdma, tcp, loop)",
-      choices: ["rdma", "tcp", "loop"],
+      description: "Same as -r/--transport",
     },
   },
-  examples: ["nvmeof disconnect-all", "nvmeof disconnect-all --transport rdma -o json"],
+  examples: [
+    "nvmeof disconnect-all",
+    "nvmeof disconnect-all -r tcp   # only the tcp controllers, as 'nvme disconnect-all -r tcp'",
+    "nvmeof disconnect-all --transport rdma -o json",
+  ],
   async run(ctx) {
-    const t = ctx.values.transport as string | undefined;
+    const t = (ctx.values.transport ?? ctx.values.trtype) as string | undefined;
     if (t !== undefined && !["rdma", "tcp", "fc", "loop"].includes(t)) {
       throw new UsageError(`Transport '${t}' is not a fabrics transport.`, {
         hint: "Use rdma, tcp, fc or loop.",
@@ -150,6 +201,6 @@ controllers are never touched. With --transport only those of that transport.`,
       c.transport !== "pcie" && (t === undefined || c.transport === t) &&
       !c.state.startsWith("deleting")
     );
-    return result(await remove(chosen));
+    return result(await remove(chosen, "disconnect-all"));
   },
 };

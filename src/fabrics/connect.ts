@@ -2,9 +2,10 @@
  * Connecting an I/O controller end to end: report an identical existing connection instead of
  * duplicating it, write the option string, wait for the block devices, and time both steps.
  */
-import { ConnectError } from "./connect_errors.ts";
+import { badTokenFromLog, ConnectError } from "./connect_errors.ts";
+import { rowOfToken } from "./connect_table.ts";
 import { createController, existingControllers, waitReady } from "./controller.ts";
-import type { ConnectOptions } from "./options.ts";
+import { type ConnectOptions, kernelTooOld, runningKernelRelease } from "./options.ts";
 import type { FabricsPaths } from "./paths.ts";
 import type { NamespaceInfo } from "./sysfs.ts";
 
@@ -69,7 +70,7 @@ export async function connectSubsystem(
       const again = await existing();
       if (again) return again;
     }
-    throw err;
+    throw unknownTokenError(err) ?? err;
   }
   const t1 = performance.now();
   const ready = await waitReady(paths, made.name, {
@@ -87,4 +88,20 @@ export async function connectSubsystem(
     namespaces: ready.namespaces,
     timing_ms: { connect: Math.round(t1 - t0), ready: Math.round(t2 - t0) },
   };
+}
+
+/** errno of a write the kernel found invalid. */
+const EINVAL = 22;
+
+/**
+ * The kernel's refusal of a token it does not know ("unknown parameter or missing value 'tls'"),
+ * said as what it is: an option this kernel lacks, and the Linux release that has it.
+ */
+export function unknownTokenError(err: unknown, release = runningKernelRelease()) {
+  if (!(err instanceof ConnectError) || err.errno !== EINVAL) return undefined;
+  if (!err.kernelLog.some((l) => /unknown parameter or missing value/.test(l))) return undefined;
+  const token = badTokenFromLog(err.kernelLog)?.split("=")[0];
+  const row = token === undefined ? undefined : rowOfToken(token);
+  if (!row) return undefined;
+  return kernelTooOld(row, release ?? "unknown", err);
 }

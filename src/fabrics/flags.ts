@@ -3,20 +3,26 @@
  * ConnectOptions. discover, connect and connect-all take subsets of these.
  */
 import type { OptionSpec, OptionValues } from "../cli/command.ts";
-import { quote, UsageError } from "../errors.ts";
+import { FailureError, quote, UsageError } from "../errors.ts";
 import {
   checkAddress,
-  checkInt,
   checkNqn,
   checkTrsvcid,
   type ConnectOptions,
   DEFAULT_CTRL_LOSS_TMO,
   DEFAULT_TRSVCID,
+  isIpv4,
   isUuid,
-  loadKeyFile,
+  tableValue,
   type Transport,
   TRANSPORTS,
 } from "./options.ts";
+import {
+  CONNECT_OPTIONS,
+  type ConnectOptionRow,
+  flagLabel,
+  type TableField,
+} from "./connect_table.ts";
 
 /** Where the target is: -t -a -s. */
 export const ADDRESS_FLAGS: Record<string, OptionSpec> = {
@@ -32,7 +38,8 @@ export const ADDRESS_FLAGS: Record<string, OptionSpec> = {
     type: "string",
     short: "a",
     value: "ADDR",
-    description: "Target IP address (IPv4, or IPv6 with %iface when link-local)",
+    description:
+      "Target IP address (IPv4, or IPv6 with %iface when link-local); connect and discover also take a host name",
   },
   trsvcid: {
     type: "string",
@@ -65,45 +72,47 @@ export const HOST_FLAGS: Record<string, OptionSpec> = {
   },
 };
 
-/** How the I/O controller behaves: -i -Q -k -c -l and the DH-HMAC-CHAP secret. */
-export const TUNING_FLAGS: Record<string, OptionSpec> = {
-  "nr-io-queues": {
+/** The flag of one table row. */
+function rowFlag(r: ConnectOptionRow): OptionSpec {
+  return {
+    type: r.kind.type === "flag" ? "boolean" : "string",
+    ...(r.short ? { short: r.short } : {}),
+    ...(r.value ? { value: r.value } : {}),
+    description: r.description,
+    ...(r.field === "ctrlLossTmo" ? { default: String(DEFAULT_CTRL_LOSS_TMO) } : {}),
+  };
+}
+
+/** nvme-cli's flags that take a secret on the command line: refused, with the file form shown. */
+export const INLINE_SECRET_FLAGS: Record<string, OptionSpec> = {
+  "dhchap-secret": {
     type: "string",
-    short: "i",
-    value: "N",
-    description: "Number of I/O queues (kernel default: online CPUs)",
+    short: "S",
+    value: "SECRET",
+    description: "Refused: a secret in argv is readable by every user; use --dhchap-secret-file",
   },
-  "queue-size": {
+  "dhchap-ctrl-secret": {
     type: "string",
-    short: "Q",
-    value: "N",
-    description: "I/O queue depth, 16 to 1024 (kernel default 128)",
-  },
-  "keep-alive-tmo": {
-    type: "string",
-    short: "k",
-    value: "SECONDS",
-    description: "Keep-alive timeout (kernel default 5)",
-  },
-  "reconnect-delay": {
-    type: "string",
-    short: "c",
-    value: "SECONDS",
-    description: "Delay between reconnect attempts (kernel default 10)",
-  },
-  "ctrl-loss-tmo": {
-    type: "string",
-    short: "l",
-    value: "SECONDS",
-    description: "Give up reconnecting after this long; -1 = never",
-    default: String(DEFAULT_CTRL_LOSS_TMO),
-  },
-  "dhchap-secret-file": {
-    type: "string",
-    value: "FILE",
-    description: "File holding the DH-HMAC-CHAP host secret (DHHC-1:…); never put secrets in argv",
+    value: "SECRET",
+    description:
+      "Refused: a secret in argv is readable by every user; use -C/--dhchap-ctrl-secret-file",
   },
 };
+
+/**
+ * How the I/O controller behaves: every row of the connect-option table (-i -W -P -Q -k -c -l
+ * -F -T -D -g -G -f -C, the secret files, TLS), each under nvme-cli's name and any alias.
+ */
+export const TUNING_FLAGS: Record<string, OptionSpec> = Object.fromEntries([
+  ...CONNECT_OPTIONS.flatMap((r) => [
+    [r.flag, rowFlag(r)] as const,
+    ...(r.aliases ?? []).map((a) => {
+      const { short: _short, ...spec } = rowFlag(r);
+      return [a, { ...spec, description: `Same as --${r.flag}` }] as const;
+    }),
+  ]),
+  ...Object.entries(INLINE_SECRET_FLAGS),
+]);
 
 /** The flags of `nvmeof connect`. */
 export const CONNECT_FLAGS: Record<string, OptionSpec> = {
@@ -145,6 +154,44 @@ export function addressFromFlags(
   };
 }
 
+/** True for a DNS host name (RFC 1123 labels), which is not an IP address. */
+export function isHostName(s: string): boolean {
+  return s.length <= 253 && !isIpv4(s) && !/^[\d.]+$/.test(s) &&
+    s.split(".").every((l) => /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(l));
+}
+
+/**
+ * Resolves a host name as libnvme does for rdma and tcp (getaddrinfo, so /etc/hosts and DNS in
+ * the order nsswitch.conf gives; the first answer wins). A name that does not resolve is an
+ * error naming it.
+ */
+export async function resolveHostName(name: string, flag: string): Promise<string> {
+  const { lookup } = await import("node:dns/promises");
+  try {
+    return (await lookup(name)).address;
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? "error";
+    throw new FailureError(`Cannot resolve ${flag} ${quote(name)}: ${code}.`, {
+      cause: err,
+      hint: `Check the name ('getent hosts ${name}' shows what this host resolves), ` +
+        "or give the target's IP address.",
+    });
+  }
+}
+
+/**
+ * -t/-a/-s with a host name in -a resolved to its address (what connect, connect-all and
+ * discover take, as nvme-cli does); addressFromFlags itself takes addresses only.
+ */
+export async function resolvedAddressFromFlags(
+  values: OptionValues,
+): Promise<Pick<ConnectOptions, "transport" | "traddr" | "trsvcid">> {
+  const traddr = str(values, "traddr");
+  if (traddr === undefined || !isHostName(traddr)) return addressFromFlags(values);
+  addressFromFlags({ ...values, traddr: "0.0.0.0" }); // the other flags first, as given
+  return addressFromFlags({ ...values, traddr: await resolveHostName(traddr, "-a/--traddr") });
+}
+
 /** Reads -q/-I/-w as given (identity defaults are filled in later from /etc/nvme). */
 export function hostFromFlags(
   values: OptionValues,
@@ -166,37 +213,63 @@ export function hostFromFlags(
   };
 }
 
-/** Reads -i/-Q/-k/-c/-l and the secret file, with the kernel's ranges (facts §1.2). */
+/** The value given for a row under its name or an alias, undefined when absent. */
+function rowRaw(values: OptionValues, r: ConnectOptionRow): string | boolean | undefined {
+  for (const name of [r.flag, ...(r.aliases ?? [])]) {
+    const v = values[name];
+    if (typeof v === "string" || typeof v === "boolean") return v;
+  }
+  return undefined;
+}
+
+/** The refusal of a secret given on the command line; the secret itself is never shown. */
+function inlineSecretRefused(flag: string, fileFlag: string): UsageError {
+  return new UsageError(
+    `${flag} takes the secret on the command line, where every user of this host can read it ` +
+      "(ps, /proc/PID/cmdline); nvmeof does not accept it.",
+    {
+      hint: `Write the key to a file only root can read, then pass the file:\n` +
+        `  umask 077; nvme gen-dhchap-key -n HOSTNQN > /etc/nvme/disk1.key\n` +
+        `  nvmeof connect … ${fileFlag} /etc/nvme/disk1.key`,
+    },
+  );
+}
+
+/**
+ * Reads every table flag with the kernel's ranges (-i -W -P -Q -k -c -l -F -T -D -g -G -f, the
+ * secret files, TLS); an inline secret (-S, --dhchap-ctrl-secret, or -C DHHC-1:…) is refused.
+ */
 export function tuningFromFlags(values: OptionValues): Promise<Partial<ConnectOptions>> {
   // A promise that rejects on a bad value, as callers await it.
   return new Promise((resolve) => resolve(tuningFromFlagsNow(values)));
 }
 
 function tuningFromFlagsNow(values: OptionValues): Partial<ConnectOptions> {
-  const out: Partial<ConnectOptions> = {};
-  const nr = str(values, "nr-io-queues");
-  if (nr !== undefined) {
-    out.nrIoQueues = checkInt(nr, "-i/--nr-io-queues", 1, 65535, "the number of I/O queues");
+  if (values["dhchap-secret"] !== undefined) {
+    throw inlineSecretRefused("-S/--dhchap-secret", "--dhchap-secret-file");
   }
-  const qs = str(values, "queue-size");
-  if (qs !== undefined) {
-    out.queueSize = checkInt(qs, "-Q/--queue-size", 16, 1024, "the I/O queue depth");
+  if (values["dhchap-ctrl-secret"] !== undefined) {
+    throw inlineSecretRefused("--dhchap-ctrl-secret", "-C/--dhchap-ctrl-secret-file");
   }
-  const kato = str(values, "keep-alive-tmo");
-  if (kato !== undefined) {
-    out.keepAliveTmo = checkInt(kato, "-k/--keep-alive-tmo", 0, 65535, "seconds");
+  const out: Record<string, unknown> = {};
+  for (const r of CONNECT_OPTIONS) {
+    const raw = rowRaw(values, r);
+    if (raw === undefined || raw === false) continue;
+    if (r.kind.type === "secret-file" && typeof raw === "string" && /^DHHC-1:/.test(raw.trim())) {
+      throw inlineSecretRefused(flagLabel(r), flagLabel(r));
+    }
+    out[r.field] = tableValue(r, raw);
   }
-  const rd = str(values, "reconnect-delay");
-  if (rd !== undefined) {
-    out.reconnectDelay = checkInt(rd, "-c/--reconnect-delay", 1, 86400, "seconds");
-  }
-  const clt = str(values, "ctrl-loss-tmo");
-  if (clt !== undefined) {
-    out.ctrlLossTmo = checkInt(clt, "-l/--ctrl-loss-tmo", -1, 2147483647, "seconds, -1 = never");
-  }
-  const file = str(values, "dhchap-secret-file");
-  if (file !== undefined) {
-    out.dhchapSecret = loadKeyFile(file, "--dhchap-secret-file");
+  return out as Partial<ConnectOptions>;
+}
+
+/** The secret files given on the command line, as absolute paths (what --persist saves). */
+export function secretFilesFromFlags(values: OptionValues): Partial<Record<TableField, string>> {
+  const out: Partial<Record<TableField, string>> = {};
+  for (const r of CONNECT_OPTIONS) {
+    const raw = rowRaw(values, r);
+    if (r.kind.type !== "secret-file" || typeof raw !== "string") continue;
+    out[r.field] = raw.startsWith("/") ? raw : `${Deno.cwd()}/${raw}`;
   }
   return out;
 }

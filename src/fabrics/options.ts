@@ -2,7 +2,14 @@
  * The `/dev/nvme-fabrics` option string: validation of every value before anything is written,
  * and the string itself, in the token order nvme-cli uses (facts §1.1–1.2).
  */
-import { quote, UsageError } from "../errors.ts";
+import { EnvironmentError, quote, UsageError } from "../errors.ts";
+import {
+  CONNECT_OPTIONS,
+  type ConnectOptionRow,
+  flagLabel,
+  type KernelVersion,
+  versionText,
+} from "./connect_table.ts";
 
 /** The well-known discovery subsystem NQN. */
 export const DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
@@ -26,13 +33,46 @@ export interface ConnectOptions {
   hostnqn?: string;
   hostid?: string;
   hostTraddr?: string;
+  /** The rest are the rows of the connect-option table (connect_table.ts). */
+  hostIface?: string;
   nrIoQueues?: number;
+  nrWriteQueues?: number;
+  nrPollQueues?: number;
   queueSize?: number;
   keepAliveTmo?: number;
   reconnectDelay?: number;
   ctrlLossTmo?: number;
+  fastIoFailTmo?: number;
+  tos?: number;
+  duplicateConnect?: boolean;
+  disableSqflow?: boolean;
+  hdrDigest?: boolean;
+  dataDigest?: boolean;
   /** DH-HMAC-CHAP host secret (`DHHC-1:…`); never printed. */
   dhchapSecret?: string;
+  /** DH-HMAC-CHAP controller secret, for authentication both ways; never printed. */
+  dhchapCtrlSecret?: string;
+  tls?: boolean;
+  keyring?: string;
+  tlsKey?: string;
+  concat?: boolean;
+}
+
+/** True when a table option's value asks something of the kernel (not absent, off or "unset"). */
+export function isSet(r: ConnectOptionRow, v: unknown): boolean {
+  if (v === undefined || v === false) return false;
+  return !(r.kind.type === "int" && r.kind.unset !== undefined && v === r.kind.unset);
+}
+
+/** The option-string token and value of each table option set in `o`, in table order. */
+export function tableTokens(o: ConnectOptions): Array<[string, string | undefined]> {
+  const out: Array<[string, string | undefined]> = [];
+  for (const r of CONNECT_OPTIONS) {
+    const v = o[r.field];
+    if (!isSet(r, v)) continue;
+    out.push([r.token, v === true ? undefined : String(v)]);
+  }
+  return out;
 }
 
 /** The option string written to /dev/nvme-fabrics. */
@@ -42,20 +82,17 @@ export function buildOptionString(o: ConnectOptions): string {
   if (o.hostTraddr !== undefined) t.push(`host_traddr=${o.hostTraddr}`);
   if (o.hostnqn !== undefined) t.push(`hostnqn=${o.hostnqn}`);
   if (o.hostid !== undefined) t.push(`hostid=${o.hostid}`);
-  if (o.nrIoQueues !== undefined) t.push(`nr_io_queues=${o.nrIoQueues}`);
-  if (o.queueSize !== undefined) t.push(`queue_size=${o.queueSize}`);
-  if (o.keepAliveTmo !== undefined) t.push(`keep_alive_tmo=${o.keepAliveTmo}`);
-  if (o.reconnectDelay !== undefined) t.push(`reconnect_delay=${o.reconnectDelay}`);
-  if (o.ctrlLossTmo !== undefined) t.push(`ctrl_loss_tmo=${o.ctrlLossTmo}`);
-  if (o.dhchapSecret !== undefined) t.push(`dhchap_secret=${o.dhchapSecret}`);
+  for (const [k, v] of tableTokens(o)) t.push(v === undefined ? k : `${k}=${v}`);
   return t.join(",");
 }
 
 /** The option string with secrets replaced, safe to print. */
 export function redactedOptionString(o: ConnectOptions): string {
-  return buildOptionString(
-    o.dhchapSecret === undefined ? o : { ...o, dhchapSecret: "<secret from file>" },
-  );
+  return buildOptionString({
+    ...o,
+    ...(o.dhchapSecret !== undefined ? { dhchapSecret: "<secret from file>" } : {}),
+    ...(o.dhchapCtrlSecret !== undefined ? { dhchapCtrlSecret: "<secret from file>" } : {}),
+  });
 }
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
@@ -133,7 +170,7 @@ export function checkAddress(value: string, flag: string): string {
   if (!isIpv4(value) && !isIpv6(value)) {
     throw new UsageError(`${flag} ${quote(value)} is not an IPv4 or IPv6 address.`, {
       hint:
-        "Give the target's IP address, e.g. -a 10.0.0.2 (RDMA resolves addresses, not host names).",
+        "Give the target's IP address, e.g. -a 10.0.0.2, or its host name where a command takes one (connect, discover).",
     });
   }
   return value;
@@ -280,4 +317,109 @@ export function validateConnectOptions(o: ConnectOptions): ConnectOptions {
   }
   if (o.hostTraddr !== undefined) checkAddress(o.hostTraddr, "-w/--host-traddr");
   return o;
+}
+
+/** A network interface name as the kernel takes it (IFNAMSIZ 16 with the terminator). */
+const IFACE = /^[A-Za-z0-9_.:@-]{1,15}$/;
+
+/**
+ * Checks the value of one table option as given (a flag's text, or a YAML or JSON value) and
+ * returns what ConnectOptions holds; a secret file is read (its content never appears in errors).
+ * `label` names where the value came from (`-W/--nr-write-queues`, `'file' connections[0].tos`).
+ */
+export function tableValue(
+  r: ConnectOptionRow,
+  raw: unknown,
+  label: string = flagLabel(r),
+): string | number | boolean {
+  const k = r.kind;
+  switch (k.type) {
+    case "int":
+      if (typeof raw !== "number" && typeof raw !== "string") break;
+      return checkInt(String(raw), label, k.min, k.max, k.meaning);
+    case "flag":
+      if (typeof raw === "boolean") return raw;
+      if (raw === "true" || raw === "false") return raw === "true";
+      break;
+    case "iface":
+      if (typeof raw === "string" && IFACE.test(raw)) return raw;
+      throw new UsageError(`${label} ${quote(raw)} is not a network interface name.`, {
+        hint: "Give the name 'ip link' shows, e.g. eth1 (at most 15 characters).",
+      });
+    case "key-id":
+      if (typeof raw !== "number" && typeof raw !== "string") break;
+      return String(checkInt(String(raw), label, 1, 2147483647, "a kernel key serial number"));
+    case "secret-file":
+      if (typeof raw !== "string") break;
+      return loadKeyFile(raw, label);
+  }
+  throw new UsageError(`${label} has a value of the wrong type (${typeof raw}).`, {
+    hint: k.type === "flag" ? "Write true or false." : "Write a plain value.",
+  });
+}
+
+/** Refuses table options the connection's transport does not take (the kernel would refuse them). */
+export function checkTransportOptions(o: ConnectOptions): void {
+  for (const r of CONNECT_OPTIONS) {
+    if (!isSet(r, o[r.field]) || !r.transports) continue;
+    if (!r.transports.includes(o.transport)) {
+      throw new UsageError(
+        `${flagLabel(r)} applies to ${r.transports.join(", ")} only, not to -t ${o.transport}.`,
+        { hint: `Drop ${flagLabel(r)}, or connect with -t ${r.transports[0]}.` },
+      );
+    }
+  }
+}
+
+/** [major, minor] of a kernel release string ("6.1.0-13-amd64"), undefined when unreadable. */
+export function parseKernelRelease(release: string): KernelVersion | undefined {
+  const m = /^(\d+)\.(\d+)/.exec(release.trim());
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+function older(a: KernelVersion, b: KernelVersion): boolean {
+  return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+}
+
+/** The running kernel's release, from `<proc>/sys/kernel/osrelease` (NVMEOF_PROC moves /proc). */
+export function runningKernelRelease(
+  proc: string = Deno.env.get("NVMEOF_PROC") || "/proc",
+): string | undefined {
+  try {
+    return Deno.readTextFileSync(`${proc}/sys/kernel/osrelease`).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error for an option the running kernel does not have. */
+export function kernelTooOld(
+  r: ConnectOptionRow,
+  release: string,
+  cause?: unknown,
+): EnvironmentError {
+  return new EnvironmentError(
+    `${flagLabel(r)} needs Linux ≥ ${versionText(r.since)}; this kernel is ${
+      quote(release)
+    } (its nvme-fabrics has no '${r.token}' option).`,
+    {
+      cause,
+      hint: `Drop ${flagLabel(r)}, or connect from a host running Linux ${
+        versionText(r.since)
+      } or later.`,
+    },
+  );
+}
+
+/**
+ * Refuses options the running kernel lacks, before anything is written. An unknown release
+ * (no /proc) lets everything through: the kernel's own refusal is mapped the same way later.
+ */
+export function checkKernelOptions(o: ConnectOptions, release: string | undefined): void {
+  const v = release === undefined ? undefined : parseKernelRelease(release);
+  if (v === undefined) return;
+  for (const r of CONNECT_OPTIONS) {
+    if (!isSet(r, o[r.field])) continue;
+    if (older(v, r.since)) throw kernelTooOld(r, release!);
+  }
 }

@@ -9,21 +9,23 @@
  */
 import { FailureError, quote, quoteName, redactSecrets, UsageError } from "../errors.ts";
 import { syncDir } from "./durable.ts";
+import { CONNECT_OPTIONS, type TableField } from "../fabrics/connect_table.ts";
 import {
   checkAddress,
-  checkInt,
   checkNqn,
   checkTrsvcid,
   type ConnectOptions,
   DISCOVERY_NQN,
+  isSet,
   isUuid,
   loadKeyFile,
+  tableValue,
   type Transport,
   TRANSPORTS,
 } from "../fabrics/options.ts";
 import { InputError, readInputText } from "../input.ts";
 
-/** One saved connection. */
+/** One saved connection. Keys after host_traddr are the connect-option table's `saved` keys. */
 export interface SavedConnection {
   transport: Transport;
   traddr: string;
@@ -33,22 +35,30 @@ export interface SavedConnection {
   hostnqn: string;
   hostid: string;
   host_traddr?: string;
+  host_iface?: string;
   nr_io_queues?: number;
+  nr_write_queues?: number;
+  nr_poll_queues?: number;
   queue_size?: number;
   keep_alive_tmo?: number;
   reconnect_delay?: number;
   ctrl_loss_tmo?: number;
+  fast_io_fail_tmo?: number;
+  tos?: number;
+  duplicate_connect?: boolean;
+  disable_sqflow?: boolean;
+  hdr_digest?: boolean;
+  data_digest?: boolean;
   /** File holding the DH-HMAC-CHAP host secret (never the secret itself). */
   dhchap_secret_file?: string;
+  /** File holding the DH-HMAC-CHAP controller secret (never the secret itself). */
+  dhchap_ctrl_secret_file?: string;
+  tls?: boolean;
+  keyring?: string;
+  tls_key?: string;
+  concat?: boolean;
 }
 
-const INT_KEYS: Array<[keyof SavedConnection, number, number]> = [
-  ["nr_io_queues", 1, 65535],
-  ["queue_size", 16, 1024],
-  ["keep_alive_tmo", 0, 65535],
-  ["reconnect_delay", 1, 86400],
-  ["ctrl_loss_tmo", -1, 2147483647],
-];
 const KEYS = [
   "transport",
   "traddr",
@@ -57,8 +67,7 @@ const KEYS = [
   "hostnqn",
   "hostid",
   "host_traddr",
-  ...INT_KEYS.map(([k]) => k),
-  "dhchap_secret_file",
+  ...CONNECT_OPTIONS.map((r) => r.saved),
 ];
 
 /** True for an entry that stands for a discovery controller (connect-all through it). */
@@ -71,13 +80,20 @@ export function connectionKey(c: SavedConnection): string {
   return [c.hostnqn, c.nqn, c.transport, c.traddr, c.trsvcid, c.host_traddr ?? ""].join("|");
 }
 
-/** The saved entry for connect options (the secret is replaced by the file it came from). */
-export function savedFromOptions(o: ConnectOptions, secretFile?: string): SavedConnection {
+/**
+ * The saved entry for connect options. Secrets are replaced by the files they came from
+ * (`secretFiles`: by table field; a plain string is the host secret's file).
+ */
+export function savedFromOptions(
+  o: ConnectOptions,
+  secretFiles: string | Partial<Record<TableField, string>> = {},
+): SavedConnection {
   if (!o.hostnqn || !o.hostid) {
     throw new FailureError("Cannot save a connection without its host NQN and host ID.", {
       hint: "Pass -q/--hostnqn and -I/--hostid, or create /etc/nvme/hostnqn and hostid.",
     });
   }
+  const files = typeof secretFiles === "string" ? { dhchapSecret: secretFiles } : secretFiles;
   const c: SavedConnection = {
     transport: o.transport,
     traddr: o.traddr,
@@ -87,16 +103,16 @@ export function savedFromOptions(o: ConnectOptions, secretFile?: string): SavedC
     hostid: o.hostid,
   };
   if (o.hostTraddr !== undefined) c.host_traddr = o.hostTraddr;
-  if (o.nrIoQueues !== undefined) c.nr_io_queues = o.nrIoQueues;
-  if (o.queueSize !== undefined) c.queue_size = o.queueSize;
-  if (o.keepAliveTmo !== undefined) c.keep_alive_tmo = o.keepAliveTmo;
-  if (o.reconnectDelay !== undefined) c.reconnect_delay = o.reconnectDelay;
-  if (o.ctrlLossTmo !== undefined) c.ctrl_loss_tmo = o.ctrlLossTmo;
-  if (secretFile !== undefined) c.dhchap_secret_file = secretFile;
+  const out = c as unknown as Record<string, unknown>;
+  for (const r of CONNECT_OPTIONS) {
+    if (r.kind.type === "secret-file") {
+      if (files[r.field] !== undefined) out[r.saved] = files[r.field];
+    } else if (isSet(r, o[r.field])) out[r.saved] = o[r.field];
+  }
   return c;
 }
 
-/** The connect options of a saved entry; reads the secret file when there is one. */
+/** The connect options of a saved entry; reads the secret files when there are some. */
 export function optionsFromSaved(c: SavedConnection): Promise<ConnectOptions> {
   // A promise that rejects on a bad value, as callers await it.
   return new Promise((resolve) => resolve(optionsFromSavedNow(c)));
@@ -112,16 +128,14 @@ function optionsFromSavedNow(c: SavedConnection): ConnectOptions {
     hostid: c.hostid,
   };
   if (c.host_traddr !== undefined) o.hostTraddr = c.host_traddr;
-  if (c.nr_io_queues !== undefined) o.nrIoQueues = c.nr_io_queues;
-  if (c.queue_size !== undefined) o.queueSize = c.queue_size;
-  if (c.keep_alive_tmo !== undefined) o.keepAliveTmo = c.keep_alive_tmo;
-  if (c.reconnect_delay !== undefined) o.reconnectDelay = c.reconnect_delay;
-  if (c.ctrl_loss_tmo !== undefined) o.ctrlLossTmo = c.ctrl_loss_tmo;
-  if (c.dhchap_secret_file !== undefined) {
-    o.dhchapSecret = loadKeyFile(
-      c.dhchap_secret_file,
-      `The saved connection to ${quote(c.nqn)}`,
-    );
+  const saved = c as unknown as Record<string, unknown>;
+  const out = o as unknown as Record<string, unknown>;
+  for (const r of CONNECT_OPTIONS) {
+    const v = saved[r.saved];
+    if (v === undefined) continue;
+    out[r.field] = r.kind.type === "secret-file"
+      ? loadKeyFile(String(v), `The saved connection to ${quote(c.nqn)}`)
+      : v;
   }
   return o;
 }
@@ -183,20 +197,22 @@ export function validateSaved(raw: unknown, where: string): SavedConnection {
   };
   const ht = s("host_traddr");
   if (ht !== undefined) c.host_traddr = checkAddress(ht, `${where}.host_traddr`);
-  for (const [k, min, max] of INT_KEYS) {
-    const v = s(k);
-    if (v !== undefined) {
-      (c as unknown as Record<string, number>)[k] = checkInt(v, `${where}.${k}`, min, max);
+  const out = c as unknown as Record<string, unknown>;
+  for (const row of CONNECT_OPTIONS) {
+    const v = r[row.saved];
+    if (v === undefined || v === null) continue;
+    const label = `${where}.${row.saved}`;
+    if (row.kind.type === "secret-file") {
+      const f = s(row.saved)!;
+      if (!f.startsWith("/")) {
+        throw new UsageError(`${label} ${quote(f)} is not an absolute path.`, {
+          hint: "Write the full path of the key file.",
+        });
+      }
+      out[row.saved] = f;
+    } else {
+      out[row.saved] = tableValue(row, v, label);
     }
-  }
-  const f = s("dhchap_secret_file");
-  if (f !== undefined) {
-    if (!f.startsWith("/")) {
-      throw new UsageError(`${where}.dhchap_secret_file ${quote(f)} is not an absolute path.`, {
-        hint: "Write the full path of the key file.",
-      });
-    }
-    c.dhchap_secret_file = f;
   }
   return c;
 }

@@ -9,8 +9,18 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { DISCOVERY_NQN } from "../fabrics/options.ts";
-import { connectionKey, type SavedConnection, validateSaved } from "./connections.ts";
+import { type ConnectOptions, DISCOVERY_NQN } from "../fabrics/options.ts";
+import {
+  connectionKey,
+  optionsFromSaved,
+  type SavedConnection,
+  validateSaved,
+} from "./connections.ts";
+import {
+  CONNECT_OPTIONS,
+  type ConnectOptionRow,
+  type TableField,
+} from "../fabrics/connect_table.ts";
 
 /** A secret to be written to a key file (never printed). */
 export interface KeyFile {
@@ -32,53 +42,46 @@ export interface DefaultHost {
   hostid?: string;
 }
 
-// nvme-cli flag → saved key (long names and their short letters, nvme-cli fabrics.c NVMF_ARGS).
-const VALUE_FLAGS: Record<string, string> = {
-  transport: "transport",
-  t: "transport",
-  traddr: "traddr",
-  a: "traddr",
-  trsvcid: "trsvcid",
-  s: "trsvcid",
-  "host-traddr": "host_traddr",
-  w: "host_traddr",
-  hostnqn: "hostnqn",
-  q: "hostnqn",
-  hostid: "hostid",
-  I: "hostid",
-  nqn: "nqn",
-  n: "nqn",
-  "nr-io-queues": "nr_io_queues",
-  i: "nr_io_queues",
-  "queue-size": "queue_size",
-  Q: "queue_size",
-  "keep-alive-tmo": "keep_alive_tmo",
-  k: "keep_alive_tmo",
-  "reconnect-delay": "reconnect_delay",
-  c: "reconnect_delay",
-  "ctrl-loss-tmo": "ctrl_loss_tmo",
-  l: "ctrl_loss_tmo",
-  "dhchap-secret": "dhchap_secret",
-  S: "dhchap_secret",
+/** The raw key under which an inline secret waits to be moved into a key file, by table field. */
+const INLINE_SECRET: Partial<Record<TableField, string>> = {
+  dhchapSecret: "dhchap_secret",
+  dhchapCtrlSecret: "dhchap_ctrl_secret",
 };
-// Flags nvmeof does not carry; those taking a value consume it.
+
+/** What one nvme-cli flag of discovery.conf becomes: a raw entry key, and whether it takes a value. */
+interface FlagTarget {
+  key: string;
+  value: boolean;
+}
+
+/**
+ * nvme-cli flag (long name or short letter, fabrics.c NVMF_ARGS) → raw entry key: the address and
+ * identity flags, then every row of the connect-option table under nvme-cli's spelling (secrets
+ * inline, as nvme-cli keeps them, to be moved into key files).
+ */
+const FLAGS: Record<string, FlagTarget> = (() => {
+  const out: Record<string, FlagTarget> = {};
+  const base: Array<[string, string, string]> = [
+    ["transport", "t", "transport"],
+    ["traddr", "a", "traddr"],
+    ["trsvcid", "s", "trsvcid"],
+    ["host-traddr", "w", "host_traddr"],
+    ["hostnqn", "q", "hostnqn"],
+    ["hostid", "I", "hostid"],
+    ["nqn", "n", "nqn"],
+  ];
+  for (const [long, short, key] of base) out[long] = out[short] = { key, value: true };
+  for (const r of CONNECT_OPTIONS) {
+    const t = { key: INLINE_SECRET[r.field] ?? r.saved, value: r.kind.type !== "flag" };
+    for (const n of [r.nvmeCliFlag ?? r.flag, ...(r.aliases ?? [])]) out[n] = t;
+    if (r.short) out[r.short] = t;
+  }
+  return out;
+})();
+// nvme-cli flags that say nothing about the connection; those taking a value consume it.
 const IGNORED_VALUE_FLAGS = new Set([
-  "host-iface",
-  "f",
-  "nr-write-queues",
-  "W",
-  "nr-poll-queues",
-  "P",
-  "fast_io_fail_tmo",
-  "fast-io-fail-tmo",
-  "tos",
-  "T",
-  "keyring",
-  "tls-key",
-  "tls_key",
   "tls-key-identity",
-  "dhchap-ctrl-secret",
-  "C",
+  "tls_key",
   "hostsymname",
   "raw",
   "r",
@@ -89,22 +92,19 @@ const IGNORED_VALUE_FLAGS = new Set([
   "output-format",
   "o",
   "context",
+  "nbft-path",
 ]);
 const IGNORED_BOOL_FLAGS = new Set([
   "persistent",
   "p",
   "quiet",
-  "hdr-digest",
-  "g",
-  "data-digest",
-  "G",
-  "duplicate-connect",
-  "D",
-  "disable-sqflow",
-  "tls",
-  "concat",
   "verbose",
   "v",
+  "force",
+  "nbft",
+  "no-nbft",
+  "dump-config",
+  "O",
 ]);
 
 function splitWords(line: string): string[] {
@@ -141,7 +141,7 @@ export async function importDiscoveryConf(
     if (!line) continue;
     const where = `${source} line ${ln + 1}`;
     const words = splitWords(line);
-    const raw: Record<string, string> = {};
+    const raw: Record<string, string | boolean> = {};
     const ignored: string[] = [];
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
@@ -158,14 +158,17 @@ export async function importDiscoveryConf(
       const name = m[2];
       const inline = m[4];
       const take = () => inline ?? words[++i];
-      if (VALUE_FLAGS[name]) {
+      const target = Object.hasOwn(FLAGS, name) ? FLAGS[name] : undefined;
+      if (target?.value) {
         const v = take();
         if (v === undefined || v === "") {
           throw new UsageError(`${where}: ${flag} has no value.`, {
             hint: `Write ${flag}=VALUE, with no space after '='.`,
           });
         }
-        raw[VALUE_FLAGS[name]] = v;
+        raw[target.key] = v;
+      } else if (target) {
+        raw[target.key] = true;
       } else if (IGNORED_VALUE_FLAGS.has(name)) {
         take();
         ignored.push(`--${name}`);
@@ -208,35 +211,47 @@ async function addEntry(
   where: string,
   etc: string,
 ): Promise<void> {
-  const secret = raw.dhchap_secret;
-  delete raw.dhchap_secret;
+  const secrets: Array<[ConnectOptionRow, unknown]> = [];
+  for (const r of CONNECT_OPTIONS) {
+    const key = INLINE_SECRET[r.field];
+    if (key === undefined) continue;
+    secrets.push([r, raw[key]]);
+    delete raw[key];
+  }
   if (typeof raw.transport !== "string" || !["rdma", "tcp"].includes(raw.transport)) {
     out.notes.push(
       `${where}: transport ${quote(raw.transport)} skipped (nvmeof connects rdma and tcp).`,
     );
     return;
   }
+  // nvme-cli's --tls-key may be the key itself (interchange format): never echo it, never keep it.
+  if (raw.tls_key !== undefined && !/^\d+$/.test(String(raw.tls_key))) {
+    delete raw.tls_key;
+    out.notes.push(`${where}: a TLS key given inline is not carried over (give its key serial).`);
+  }
   const c = validateSaved(raw, where);
-  if (typeof secret === "string" && secret !== "") {
-    const path = await keyPath(etc, c);
-    c.dhchap_secret_file = path;
+  for (const [r, secret] of secrets) {
+    if (typeof secret !== "string" || secret === "") continue;
+    const base = await keyPath(etc, c);
+    const path = r.field === "dhchapSecret" ? base : base.replace(/\.key$/, ".ctrl.key");
+    (c as unknown as Record<string, unknown>)[r.saved] = path;
     out.keyFiles.push({ path, secret: secret.trim() });
-    out.notes.push(`${where}: DH-HMAC-CHAP key moved to ${path} (mode 0600).`);
+    out.notes.push(
+      `${where}: DH-HMAC-CHAP ${
+        r.field === "dhchapSecret" ? "" : "controller "
+      }key moved to ${path} (mode 0600).`,
+    );
   }
   out.connections.push(c);
 }
 
+/** config.json port key → raw entry key: the address keys and every table row's nvme-cli key. */
 const PORT_KEYS: Record<string, string> = {
   transport: "transport",
   traddr: "traddr",
   trsvcid: "trsvcid",
   host_traddr: "host_traddr",
-  nr_io_queues: "nr_io_queues",
-  queue_size: "queue_size",
-  keep_alive_tmo: "keep_alive_tmo",
-  reconnect_delay: "reconnect_delay",
-  ctrl_loss_tmo: "ctrl_loss_tmo",
-  dhchap_key: "dhchap_secret",
+  ...Object.fromEntries(CONNECT_OPTIONS.map((r) => [r.nvmeCli, INLINE_SECRET[r.field] ?? r.saved])),
 };
 
 /** Parses libnvme's config.json text. */
@@ -338,4 +353,70 @@ export function readNvmeCliFile(path: string): string | undefined {
       hint: "Run as root.",
     });
   }
+}
+
+/** The discovery controllers of nvme-cli's discovery.conf, ready to connect. */
+export interface DiscoveryConfControllers {
+  file: string;
+  controllers: ConnectOptions[];
+  notes: string[];
+}
+
+/**
+ * What `nvme discover` and `nvme connect-all` without -a read: every line of `<etcNvme>/
+ * discovery.conf`, each a set of nvme-cli flags; the host identity fills in what a line lacks,
+ * and inline keys stay in memory. Undefined when the file does not exist.
+ */
+export async function discoveryConfControllers(
+  etcNvme: string,
+  host: { hostnqn: string; hostid: string },
+): Promise<DiscoveryConfControllers | undefined> {
+  const file = `${etcNvme}/discovery.conf`;
+  const text = readNvmeCliFile(file);
+  if (text === undefined) return undefined;
+  const r = await importDiscoveryConf(text, `'${file}'`, host, "/nonexistent");
+  const secretOf = new Map(r.keyFiles.map((k) => [k.path, k.secret]));
+  const controllers: ConnectOptions[] = [];
+  for (const c of r.connections) {
+    const plain = { ...c } as Record<string, unknown>;
+    const secrets: Partial<ConnectOptions> = {};
+    for (const row of CONNECT_OPTIONS) {
+      if (row.kind.type !== "secret-file" || plain[row.saved] === undefined) continue;
+      (secrets as Record<string, unknown>)[row.field] = secretOf.get(String(plain[row.saved]));
+      delete plain[row.saved];
+    }
+    controllers.push({
+      ...await optionsFromSaved(plain as unknown as SavedConnection),
+      ...secrets,
+    });
+  }
+  return {
+    file,
+    controllers,
+    notes: r.notes.filter((n) => !/key moved to/.test(n)),
+  };
+}
+
+/** discoveryConfControllers for a command given no -a: a missing or empty file is a usage error. */
+export async function requireDiscoveryConf(
+  etcNvme: string,
+  host: { hostnqn: string; hostid: string },
+): Promise<DiscoveryConfControllers> {
+  const conf = await discoveryConfControllers(etcNvme, host);
+  const example = "--transport=rdma --traddr=10.0.0.2 --trsvcid=4420";
+  if (conf === undefined) {
+    throw new UsageError(
+      `The target address is missing, and there is no '${etcNvme}/discovery.conf' to read.`,
+      {
+        hint: `Give it with -a/--traddr (e.g. -a 10.0.0.2), or list discovery controllers in ` +
+          `${etcNvme}/discovery.conf, one line of nvme-cli flags each: ${example}`,
+      },
+    );
+  }
+  if (conf.controllers.length === 0) {
+    throw new UsageError(`'${conf.file}' lists no discovery controller.`, {
+      hint: `Add a line of nvme-cli flags, e.g. ${example}, or give -a/--traddr.`,
+    });
+  }
+  return conf;
 }

@@ -169,12 +169,19 @@ Deno.test("disconnect -n writes delete_controller of that subsystem's controller
   assert.equal(await Deno.readTextFile(`${dir.path}/sys/class/nvme/nvme3/delete_controller`), "1");
 });
 
-Deno.test("disconnect of something not connected fails (exit 1); no selector is exit 2", async () => {
+Deno.test("disconnect of an NQN not connected is exit 0 as in nvme-cli; a missing device is exit 1; no selector is exit 2", async () => {
   await using dir = await tempDir();
   const env = await tree(dir.path, true);
-  const r = await nvmeof(["disconnect", "-n", "nqn.2024-01.io.example:nope"], { env });
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /No controller is connected to 'nqn.2024-01.io.example:nope'/);
+  const r = await nvmeof(["disconnect", "-n", "nqn.2024-01.io.example:nope", "-o", "json"], {
+    env,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /'nqn.2024-01.io.example:nope' is not connected; nothing to disconnect/);
+  assert.deepEqual(JSON.parse(r.stdout), {
+    controllers: [],
+    not_connected: ["nqn.2024-01.io.example:nope"],
+  });
+  assert.equal(await Deno.readTextFile(`${dir.path}/sys/class/nvme/nvme3/delete_controller`), "");
   const d = await nvmeof(["disconnect", "-d", "nvme9"], { env });
   assert.equal(d.code, 1);
   assert.match(d.stderr, /Controller 'nvme9' does not exist/);

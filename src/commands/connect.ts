@@ -42,6 +42,7 @@ import {
   type SavedConnection,
   savedFromOptions,
 } from "../persist/connections.ts";
+import { versioned } from "../output/contract.ts";
 import { humanSize } from "../output/render.ts";
 import { requireDiscoveryConf } from "../persist/nvme_cli.ts";
 import { retrySaved } from "../persist/retry.ts";
@@ -151,12 +152,12 @@ size 16..1024. Root is needed (except for --dry-run).`,
       ? savedFromOptions(opts, secretFilesFromFlags(ctx.values))
       : undefined;
     if (ctx.values["dry-run"] === true) {
-      const data = {
+      const data = versioned({
         dry_run: true,
         device: `${paths.dev}/nvme-fabrics`,
         option_string: redactedOptionString(opts),
         ...(persist ? { would_save: persist } : {}),
-      };
+      });
       return {
         data,
         text: () =>
@@ -168,10 +169,10 @@ size 16..1024. Root is needed (except for --dry-run).`,
       ctx.note(`writing to ${paths.dev}/nvme-fabrics: ${redactedOptionString(opts)}`);
     }
     const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
-    if (!persist) return { data: r, text: () => connectText(r) };
+    if (!persist) return { data: versioned(r), text: () => connectText(r) };
     const saved = await persistEntries([persist]);
     return {
-      data: { ...r, saved: saved.file },
+      data: versioned({ ...r, saved: saved.file }),
       text: () => `${connectText(r)}\n${saved.text}`,
     };
   },

@@ -7,6 +7,7 @@ import { deleteController } from "../fabrics/controller.ts";
 import { checkNqn } from "../fabrics/options.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { type ControllerInfo, listControllers } from "../fabrics/sysfs.ts";
+import { versioned } from "../output/contract.ts";
 
 interface DisconnectRow {
   device: string;
@@ -67,10 +68,10 @@ function text(d: { controllers: DisconnectRow[]; not_connected?: string[] }): st
 }
 
 function result(rows: DisconnectRow[], notConnected: string[] = []) {
-  const data = {
+  const data = versioned({
     controllers: rows,
     ...(notConnected.length ? { not_connected: notConnected } : {}),
-  };
+  });
   return {
     data,
     text: () => text(data),

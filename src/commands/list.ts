@@ -6,6 +6,7 @@ import type { CommandDetails } from "../cli/command.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
 import { listDevices } from "../fabrics/topology.ts";
+import { versioned } from "../output/contract.ts";
 import { devicesJson, devicesText } from "../output/nvme_cli.ts";
 import { pathViewText } from "../output/path_view.ts";
 
@@ -41,7 +42,7 @@ controllers: [...]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.
     const paths = fabricsPaths();
     const subsystems = await listSubsystems(paths);
     if (ctx.values.paths) {
-      const data = { subsystems };
+      const data = versioned({ subsystems });
       return { data, text: () => pathViewText(data) };
     }
     const rows = await listDevices(paths, subsystems);

@@ -23,7 +23,7 @@ function assertShape(d: Record<string, unknown>, shape: Record<string, string>):
 
 const PLAN = { dry_run: "boolean", changed: "boolean", steps: "array", warnings: "array" };
 
-async function targetLab(path: string) {
+function targetLab(path: string) {
   const configfs = `${path}/config`;
   for (const d of ["hosts", "subsystems", "ports"]) {
     Deno.mkdirSync(`${configfs}/nvmet/${d}`, { recursive: true });
@@ -58,7 +58,7 @@ ports:
 
 Deno.test("contract: target up and down, dry run or not, carry nvmeof_json 1 and the plan's keys", async () => {
   await using dir = await tempDir();
-  const t = await targetLab(dir.path);
+  const t = targetLab(dir.path);
   const dry = await t.run(["target", "up", "-f", t.spec, "--dry-run"]);
   assertShape(dry, { ...PLAN, summary: "object" });
   assert.equal(dry.dry_run, true);

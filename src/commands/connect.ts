@@ -172,7 +172,7 @@ size 16..1024. Root is needed (except for --dry-run).`,
     if (!persist) return { data: versioned(r), text: () => connectText(r) };
     const saved = await persistEntries([persist]);
     return {
-      data: versioned({ ...r, saved: saved.file }),
+      data: versioned({ ...r, saved: saved.file, saved_change: saved.change }),
       text: () => `${connectText(r)}\n${saved.text}`,
     };
   },
@@ -183,7 +183,9 @@ function savedFile(): string {
 }
 
 /** Adds entries to the connections file; returns its path and a line saying what changed. */
-async function persistEntries(add: SavedConnection[]): Promise<{ file: string; text: string }> {
+async function persistEntries(
+  add: SavedConnection[],
+): Promise<{ file: string; text: string; change: "saved" | "updated" | "unchanged" }> {
   const file = savedFile();
   const merged = mergeConnections(await loadConnections(file), add);
   if (merged.added.length || merged.replaced.length) await saveConnections(file, merged.list);
@@ -192,7 +194,12 @@ async function persistEntries(add: SavedConnection[]): Promise<{ file: string; t
     : merged.replaced.length
     ? "updated the saved entry"
     : "already saved";
-  return { file, text: `${what} in ${file} (reconnected at boot by nvmeof-autoconnect.service)` };
+  const change = merged.added.length ? "saved" : merged.replaced.length ? "updated" : "unchanged";
+  return {
+    file,
+    text: `${what} in ${file} (reconnected at boot by nvmeof-autoconnect.service)`,
+    change,
+  };
 }
 
 /** A row of `connect --saved`: one per controller, as in connect-all. */

@@ -193,7 +193,7 @@ Deno.test("ansible: up, idempotent, check mode with diff, absent, and a host tha
     await must("target", "truncate -s 64M /var/tmp/ns2.img");
     const tree = "find /sys/kernel/config/nvmet -printf '%p %l\\n' | sort";
     const before = await must("target", tree);
-    const check = await c.play("site.yml", ["--check", "--diff", "--limit", "target"], {
+    const check = await c.play("site.yml", ["--check", "--diff", "--tags", "target"], {
       nvmeof_namespaces: [{ nsid: 1, device: "/dev/vdb" }, { nsid: 2, device: "/var/tmp/ns2.img" }],
     });
     assert.equal(check.code, 0, check.stdout + check.stderr);

@@ -44,7 +44,7 @@ import {
 } from "../persist/connections.ts";
 import { versioned } from "../output/contract.ts";
 import { humanSize } from "../output/render.ts";
-import { requireDiscoveryConf } from "../persist/nvme_cli.ts";
+import { configJsonControllers, configJsonOf, requireDiscoveryConf } from "../persist/nvme_cli.ts";
 import { retrySaved } from "../persist/retry.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
 
@@ -102,12 +102,35 @@ reported, not duplicated, and is not an error.
 
 The host NQN and host ID come from -q/-I, else from /etc/nvme/hostnqn and /etc/nvme/hostid
 ('nvmeof hostnqn --generate' creates them). They are always sent together: the kernel pairs
-each host NQN with one host ID. The DH-HMAC-CHAP secret is read from a file, never from argv.
+each host NQN with one host ID.
 
-Values are checked before anything is written: NQNs under 223 bytes, IP addresses, queue
-size 16..1024. Root is needed (except for --dry-run).`,
+The flags are nvme-cli's (-i -W -P -Q -k -c -l -F -T -D --disable-sqflow -g -G -f …), with their
+kernel ranges; negative values where the kernel takes them (-l -1, -l=-1: never give up).
+-a also takes a host name, resolved as nvme-cli resolves it. DH-HMAC-CHAP secrets come from
+files, never from argv, which every user can read: --dhchap-secret-file FILE for the host's,
+-C/--dhchap-ctrl-secret-file FILE for the controller's (nvme-cli's -C takes the key itself; here
+it takes the file). A key given inline (-S, --dhchap-ctrl-secret, -C DHHC-1:…) is refused.
+
+Values are checked before anything is written: NQNs under 223 bytes, addresses, queue size
+16..1024, tcp-only options (-g -G -f, TLS) not on rdma, and options the running kernel lacks
+(--tls needs Linux 6.7: exit 3, naming the release). --persist saves every option given
+(ctrl-loss-tmo, reconnect-delay, fast_io_fail_tmo, keep-alive-tmo …) and --saved gives them
+back. -v prints the option string written (secrets hidden). Root is needed (except --dry-run).`,
   options: {
     ...CONNECT_FLAGS,
+    config: {
+      type: "string",
+      short: "J",
+      value: "FILE",
+      description:
+        "Connect every I/O controller of this libnvme config.json instead of -a/-n (nvme-cli's -J; 'none': ignore)",
+    },
+    "dump-config": {
+      type: "boolean",
+      short: "O",
+      description:
+        "Print the connection as libnvme's config.json (nvme-cli's -O), without secrets; -J takes it back",
+    },
     persist: {
       type: "boolean",
       description: "Also save the connection in /etc/nvmeof/connections.yaml (reconnected at boot)",
@@ -130,11 +153,17 @@ size 16..1024. Root is needed (except for --dry-run).`,
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -o json",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --dhchap-secret-file /etc/nvme/disk1.key",
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 --persist   # and at every boot",
+    "nvmeof connect -a storage1 -n nqn.2024-01.io.example:disk1 -l -1 -c 2 --fast_io_fail_tmo 5 --persist   # HA timeouts, saved",
+    "nvmeof connect -t tcp -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -g -G -f eth1   # digests, from eth1",
     "nvmeof connect --saved   # (re)connect all saved connections",
+    "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -l -1 -F 5 -c 2 -O > disk1.json",
+    "nvmeof connect -J disk1.json   # every I/O controller the file lists, as 'nvme connect -J'",
     "nvmeof connect --saved --retry-for 300 -o json   # wait up to 5 min for late targets",
   ],
   async run(ctx) {
     if (ctx.values.saved === true) return await connectSavedRun(ctx);
+    const config = ctx.values.config;
+    if (typeof config === "string" && config !== "none") return await connectConfigRun(ctx, config);
     if (ctx.values["retry-for"] !== undefined) {
       throw new UsageError("--retry-for only applies to --saved.", {
         hint: "Add --saved, or drop --retry-for.",
@@ -151,6 +180,9 @@ size 16..1024. Root is needed (except for --dry-run).`,
     const persist = ctx.values.persist === true
       ? savedFromOptions(opts, secretFilesFromFlags(ctx.values))
       : undefined;
+    if (ctx.values["dump-config"] === true && ctx.values["dry-run"] === true) {
+      return dumpConfig([opts]);
+    }
     if (ctx.values["dry-run"] === true) {
       const data = versioned({
         dry_run: true,
@@ -169,6 +201,8 @@ size 16..1024. Root is needed (except for --dry-run).`,
       ctx.note(`writing to ${paths.dev}/nvme-fabrics: ${redactedOptionString(opts)}`);
     }
     const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
+    if (ctx.values["dump-config"] === true) ctx.note(connectText(r));
+    if (ctx.values["dump-config"] === true && !persist) return dumpConfig([opts]);
     if (!persist) return { data: versioned(r), text: () => connectText(r) };
     const saved = await persistEntries([persist]);
     return {
@@ -180,6 +214,63 @@ size 16..1024. Root is needed (except for --dry-run).`,
 
 function savedFile(): string {
   return connectionsFile(persistPaths());
+}
+
+/** -O/--dump-config: libnvme's config.json of the connections, as text and as JSON alike. */
+function dumpConfig(list: ConnectOptions[]): CommandResult {
+  const data = configJsonOf(list);
+  return { data, text: () => JSON.stringify(data, null, 2) };
+}
+
+/** `connect -J FILE`: every I/O controller of a libnvme config.json, as `nvme connect -J`. */
+async function connectConfigRun(ctx: RunContext, file: string): Promise<CommandResult> {
+  for (const f of ["traddr", "nqn", "persist"]) {
+    if (ctx.values[f] !== undefined) {
+      throw new UsageError(`-J/--config connects what the file lists; --${f} does not apply.`, {
+        hint: "Drop it, or connect one subsystem without -J.",
+      });
+    }
+  }
+  const { controllers, notes } = await configJsonControllers(file);
+  for (const n of notes) ctx.note(n);
+  for (const o of controllers) {
+    checkTransportOptions(o);
+    checkKernelOptions(o, runningKernelRelease());
+  }
+  if (ctx.values["dump-config"] === true) return dumpConfig(controllers);
+  if (ctx.values["dry-run"] === true) {
+    const data = { dry_run: true, file, option_strings: controllers.map(redactedOptionString) };
+    return {
+      data,
+      text: () => data.option_strings.join("\n") || `'${file}' lists no I/O controller`,
+    };
+  }
+  const paths = fabricsPaths();
+  const records: ConnectAllRow[] = [];
+  for (const o of controllers) {
+    const row: ConnectAllRow = {
+      subnqn: o.nqn,
+      trtype: o.transport,
+      traddr: o.traddr,
+      trsvcid: o.trsvcid,
+      status: "failed",
+    };
+    try {
+      const r = await connectSubsystem(paths, o, { progress: progressOf(ctx) });
+      row.status = r.existing ? "already connected" : "connected";
+      row.device = r.device;
+      row.namespaces = r.namespaces.map((n) => n.device);
+    } catch (err) {
+      row.reason = (err as Error).message;
+    }
+    records.push(row);
+  }
+  const data = { file, records };
+  return {
+    data,
+    text: () => connectAllText(data),
+    exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
+  };
 }
 
 /** Adds entries to the connections file; returns its path and a line saying what changed. */

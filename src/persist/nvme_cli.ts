@@ -9,7 +9,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { type ConnectOptions, DISCOVERY_NQN } from "../fabrics/options.ts";
+import { type ConnectOptions, DISCOVERY_NQN, isSet } from "../fabrics/options.ts";
 import {
   connectionKey,
   optionsFromSaved,
@@ -375,26 +375,85 @@ export async function discoveryConfControllers(
   const text = readNvmeCliFile(file);
   if (text === undefined) return undefined;
   const r = await importDiscoveryConf(text, `'${file}'`, host, "/nonexistent");
+  return { file, ...await inMemory(r) };
+}
+
+/**
+ * The connect options of an import, its inline keys kept in memory instead of key files (for
+ * connecting from nvme-cli's files as they are, without saving anything).
+ */
+async function inMemory(
+  r: ImportResult,
+): Promise<{ controllers: ConnectOptions[]; notes: string[] }> {
   const secretOf = new Map(r.keyFiles.map((k) => [k.path, k.secret]));
   const controllers: ConnectOptions[] = [];
   for (const c of r.connections) {
     const plain = { ...c } as Record<string, unknown>;
-    const secrets: Partial<ConnectOptions> = {};
+    const secrets: Record<string, unknown> = {};
     for (const row of CONNECT_OPTIONS) {
       if (row.kind.type !== "secret-file" || plain[row.saved] === undefined) continue;
-      (secrets as Record<string, unknown>)[row.field] = secretOf.get(String(plain[row.saved]));
+      secrets[row.field] = secretOf.get(String(plain[row.saved]));
       delete plain[row.saved];
     }
     controllers.push({
       ...await optionsFromSaved(plain as unknown as SavedConnection),
-      ...secrets,
+      ...secrets as Partial<ConnectOptions>,
     });
   }
+  return { controllers, notes: r.notes.filter((n) => !/key moved to/.test(n)) };
+}
+
+/**
+ * What `nvme connect -J FILE` connects: every I/O controller of a libnvme config.json (its
+ * discovery controllers are left to connect-all, and reported), inline keys kept in memory.
+ */
+export async function configJsonControllers(
+  file: string,
+): Promise<{ controllers: ConnectOptions[]; notes: string[] }> {
+  const text = readNvmeCliFile(file);
+  if (text === undefined) {
+    throw new UsageError(`-J/--config '${file}' does not exist.`, {
+      hint: "Give libnvme's JSON configuration (nvme config --dump, or nvmeof connect -O).",
+    });
+  }
+  const r = await inMemory(await importConfigJson(text, `'${file}'`, "/nonexistent"));
+  const io = r.controllers.filter((c) => c.nqn !== DISCOVERY_NQN);
+  const skipped = r.controllers.length - io.length;
   return {
-    file,
-    controllers,
-    notes: r.notes.filter((n) => !/key moved to/.test(n)),
+    controllers: io,
+    notes: skipped
+      ? [...r.notes, `${skipped} discovery controller(s) left to 'nvmeof connect-all'.`]
+      : r.notes,
   };
+}
+
+/**
+ * libnvme's config.json for connections (what `nvme connect -O` prints): hosts, their
+ * subsystems, their ports with the table's config.json keys. Secrets are never written (libnvme
+ * writes dhchap_key inline; nvmeof's output is for anyone to read).
+ */
+export function configJsonOf(list: ConnectOptions[]): unknown[] {
+  const hosts: Array<
+    { hostnqn: string; hostid: string; subsystems: Array<{ nqn: string; ports: unknown[] }> }
+  > = [];
+  for (const o of list) {
+    let h = hosts.find((h) => h.hostnqn === o.hostnqn && h.hostid === o.hostid);
+    if (!h) hosts.push(h = { hostnqn: o.hostnqn ?? "", hostid: o.hostid ?? "", subsystems: [] });
+    let s = h.subsystems.find((s) => s.nqn === o.nqn);
+    if (!s) h.subsystems.push(s = { nqn: o.nqn, ports: [] });
+    const port: Record<string, unknown> = {
+      transport: o.transport,
+      traddr: o.traddr,
+      trsvcid: o.trsvcid,
+      ...(o.hostTraddr !== undefined ? { host_traddr: o.hostTraddr } : {}),
+    };
+    for (const r of CONNECT_OPTIONS) {
+      if (r.kind.type === "secret-file" || !isSet(r, o[r.field])) continue;
+      port[r.nvmeCli] = o[r.field];
+    }
+    s.ports.push(port);
+  }
+  return hosts;
 }
 
 /** discoveryConfControllers for a command given no -a: a missing or empty file is a usage error. */

@@ -113,9 +113,11 @@ Deno.test("connect refuses a too-long NQN and a bad address (exit 2)", async () 
   const long = await nvmeof(["connect", "-a", "10.0.0.2", "-n", "nqn." + "x".repeat(230)], { env });
   assert.equal(long.code, 2);
   assert.match(long.stderr, /the kernel accepts at most 222/);
-  const bad = await nvmeof(["connect", "-a", "storage-1", "-n", NQN], { env });
+  const bad = await nvmeof(["connect", "-a", "10.0.0.999", "-n", NQN], { env });
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /'storage-1' is not an IPv4 or IPv6 address/);
+  assert.match(bad.stderr, /'10\.0\.0\.999' is not an IPv4 or IPv6 address/);
+  const under = await nvmeof(["connect", "-a", "storage_1", "-n", NQN], { env });
+  assert.equal(under.code, 2, "not a host name either");
   const none = await nvmeof(["connect", "-a", "10.0.0.2"], { env });
   assert.equal(none.code, 2);
   assert.match(none.stderr, /subsystem NQN is missing/);

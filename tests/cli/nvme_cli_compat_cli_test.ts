@@ -195,3 +195,77 @@ Deno.test("discover and connect-all without -a read /etc/nvme/discovery.conf, as
   assert.equal(empty.code, 2);
   assert.match(empty.stderr, /lists no discovery controller/);
 });
+
+Deno.test("-O prints libnvme's config.json without secrets, and -J connects from it", async () => {
+  await using dir = await tempDir();
+  const env = await tree(dir.path);
+  const key = `${dir.path}/host.key`;
+  await Deno.writeTextFile(key, KEY, { mode: 0o600 });
+  const flags = ["-t", "tcp", "-a", "10.0.0.2", "-n", NQN, ..."-l -1 -F 5 -c 2 -k 9 -g".split(" ")];
+  const dump = await nvmeof(
+    ["connect", ...flags, "--dhchap-secret-file", key, "--dry-run", "-O"],
+    { env },
+  );
+  assert.equal(dump.code, 0, dump.stderr);
+  const config = JSON.parse(dump.stdout);
+  assert.deepEqual(config, [{
+    hostnqn: HQ,
+    hostid: HI,
+    subsystems: [{
+      nqn: NQN,
+      ports: [{
+        transport: "tcp",
+        traddr: "10.0.0.2",
+        trsvcid: "4420",
+        keep_alive_tmo: 9,
+        reconnect_delay: 2,
+        ctrl_loss_tmo: -1,
+        fast_io_fail_tmo: 5,
+        hdr_digest: true,
+      }],
+    }],
+  }]);
+  assert.doesNotMatch(dump.stdout, /DHHC|c2Vj/);
+  const file = `${dir.path}/config.json`;
+  await Deno.writeTextFile(file, dump.stdout);
+  const direct = await nvmeof(["connect", ...flags, "--dry-run", "-o", "json"], { env });
+  const viaJ = await nvmeof(["connect", "-J", file, "--dry-run", "-o", "json"], { env });
+  assert.equal(viaJ.code, 0, viaJ.stderr);
+  assert.deepEqual(JSON.parse(viaJ.stdout).option_strings, [
+    JSON.parse(direct.stdout).option_string,
+  ]);
+  const missing = await nvmeof(["connect", "-J", `${dir.path}/none.json`], { env });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /-J\/--config '.*none\.json' does not exist/);
+});
+
+Deno.test("--persist saves the HA timeouts under nvme-cli's names and --saved gives them back", async () => {
+  await using dir = await tempDir();
+  const env = { ...await tree(dir.path), NVMEOF_ETC: `${dir.path}/etc/nvmeof` };
+  const flags = ["-a", "10.0.0.2", "-n", NQN, "--reconnect-delay", "2", "--fast_io_fail_tmo", "4"];
+  const args = [...flags, "--keep-alive-tmo", "3", "--ctrl-loss-tmo", "-1"];
+  const planned = await nvmeof(["connect", ...args, "--dry-run", "-o", "json"], { env });
+  const saved = await nvmeof(["connect", ...args, "--persist", "--dry-run", "-o", "json"], { env });
+  assert.equal(saved.code, 0, saved.stderr);
+  const entry = JSON.parse(saved.stdout).would_save;
+  assert.equal(entry.reconnect_delay, 2);
+  assert.equal(entry.fast_io_fail_tmo, 4);
+  assert.equal(entry.keep_alive_tmo, 3);
+  assert.equal(entry.ctrl_loss_tmo, -1);
+  const { stringify } = await import("yaml");
+  await Deno.mkdir(`${dir.path}/etc/nvmeof`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir.path}/etc/nvmeof/connections.yaml`,
+    stringify({ connections: [entry] }),
+  );
+  const back = await nvmeof(["connect", "--saved", "--dry-run", "-o", "json"], { env });
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(
+    JSON.parse(back.stdout).connections[0].option_string,
+    JSON.parse(planned.stdout).option_string,
+  );
+  assert.match(
+    JSON.parse(planned.stdout).option_string,
+    /reconnect_delay=2,ctrl_loss_tmo=-1,fast_io_fail_tmo=4/,
+  );
+});

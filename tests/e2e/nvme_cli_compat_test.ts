@@ -121,6 +121,7 @@ Deno.test({
         ...common("rdma"),
         ..."-i 2 -W 1 -P 1 -Q 64 -k 7 -c 3 -l -1 -T 0 -D --disable-sqflow".split(" "),
       ]);
+      console.log(`rdma, both tools: ${JSON.stringify(rdma.byUs)}`);
       assert.deepEqual(rdma.byUs, rdma.byCli);
       assert.equal(rdma.byUs.sqsize, "63", "queue size 64");
       assert.equal(rdma.byUs.reconnect_delay, "3");
@@ -132,6 +133,7 @@ Deno.test({
         ...common("tcp"),
         ..."-i 1 -W 1 -Q 32 -k 5 -c 2 --ctrl-loss-tmo=30 -T 8 -g -G".split(" "),
       ]);
+      console.log(`tcp, both tools: ${JSON.stringify(tcp.byUs)}`);
       assert.deepEqual(tcp.byUs, tcp.byCli);
       assert.equal(tcp.byUs.transport, "tcp");
       assert.equal(tcp.byUs.ctrl_loss_tmo, "30");
@@ -150,6 +152,66 @@ Deno.test({
       assert.match(tls.stderr, /--tls needs Linux ≥ 6\.7; this kernel is '6\.1/);
       assert.deepEqual(await controllers(), [], "nothing connected");
     } finally {
+      await sh(DOWN);
+    }
+  },
+});
+
+Deno.test({
+  name: "-a by host name, connect-all from discovery.conf, disconnect of a list, disconnect-all -r",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const NAME = "storage1.nvmeof-lab.example";
+    const etc = await Deno.makeTempDir({ prefix: "nvmeof-e2e-etc-nvme-" });
+    try {
+      const up = await sh(UP);
+      assert.equal(up.code, 0, `target setup failed: ${up.stderr}`);
+      // the guest's /etc is a throw-away overlay; the line is removed again below
+      await sh(`echo '${ADDR} ${NAME}' >> /etc/hosts`);
+      const byName = await nvmeof([
+        "connect",
+        ...["-t", "tcp", "-a", NAME, "-s", PORTS.tcp.svc, "-n", NQN, "-q", HQ, "-I", HI],
+      ]);
+      assert.equal(byName.code, 0, byName.stderr);
+      const [c] = await controllers();
+      const addr = await sh(`cat /sys/class/nvme/${c}/address`);
+      assert.match(addr.stdout, new RegExp(`traddr=${ADDR.replaceAll(".", "\\.")},trsvcid=4492`));
+
+      const gone = "nqn.2024-01.io.nvmeof.e2e:not-connected";
+      const off = await nvmeof(["disconnect", "-n", `${NQN},${gone}`, "-o", "json"]);
+      assert.equal(off.code, 0, off.stderr);
+      const offData = JSON.parse(off.stdout);
+      assert.deepEqual(offData.controllers.map((r: { device: string }) => r.device), [c]);
+      assert.deepEqual(offData.not_connected, [gone]);
+      assert.deepEqual(await controllers(), []);
+
+      await Deno.writeTextFile(`${etc}/hostnqn`, HQ + "\n");
+      await Deno.writeTextFile(`${etc}/hostid`, HI + "\n");
+      await Deno.writeTextFile(
+        `${etc}/discovery.conf`,
+        `# as nvme-cli reads it\n--transport=tcp --traddr=${ADDR} --trsvcid=${PORTS.tcp.svc} -l -1\n`,
+      );
+      const all = await nvmeof(["connect-all", "-o", "json"], { env: { NVMEOF_ETC_NVME: etc } });
+      assert.equal(all.code, 0, all.stdout + all.stderr);
+      const mine = JSON.parse(all.stdout).records.filter((r: { subnqn: string }) =>
+        r.subnqn === NQN
+      );
+      assert.deepEqual(mine.map((r: { status: string; traddr: string }) => r.status), [
+        "connected",
+      ]);
+      const [d] = await controllers();
+      assert.equal((await sh(`cat /sys/class/nvme/${d}/ctrl_loss_tmo`)).stdout.trim(), "off");
+
+      const rdma = await nvmeof(["disconnect-all", "-r", "rdma", "-o", "json"]);
+      assert.equal(rdma.code, 0, rdma.stderr);
+      assert.deepEqual(await controllers(), [d], "-r rdma leaves the tcp controller");
+      const tcp = await nvmeof(["disconnect-all", "-r", "tcp"]);
+      assert.equal(tcp.code, 0, tcp.stderr);
+      assert.deepEqual(await controllers(), []);
+    } finally {
+      await sh(`sed -i '/${NAME}/d' /etc/hosts`);
+      await Deno.remove(etc, { recursive: true }).catch(() => {});
       await sh(DOWN);
     }
   },

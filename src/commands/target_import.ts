@@ -3,6 +3,7 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
+import { persistPaths } from "../persist/paths.ts";
 import { importNvmetcliFile } from "../target/nvmetcli.ts";
 
 async function importRun(ctx: RunContext): Promise<CommandResult> {
@@ -13,7 +14,11 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
     });
   }
   const { stringify } = await import("yaml");
-  const spec = await importNvmetcliFile(file, { note: ctx.note });
+  const { spec } = await importNvmetcliFile(file, {
+    note: ctx.note,
+    keyDir: `${persistPaths().etc}/keys`,
+    dryRun: ctx.values["dry-run"] === true,
+  });
   return { data: spec, text: (d: unknown) => stringify(d, { lineWidth: 0 }) };
 }
 
@@ -21,13 +26,20 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
 export const targetImportCommand: CommandDetails = {
   description: `
 Reads nvmetcli's saved configuration (nvmetcli save, /etc/nvmet/config.json) and prints the
-equivalent spec (YAML, or JSON with -o json). Referrals and passthru subsystems are not managed by
-nvmeof and are left out with a note; DH-HMAC-CHAP keys must be moved to key files.`,
+equivalent spec (YAML, or JSON with -o json). Every field is carried: ANA groups and their states,
+each namespace's ana_grpid, referrals, the cntlid range, qid_max, pi_enable, resv, firmware,
+ieee_oui, hosts' DH-HMAC-CHAP settings. Inline DH-HMAC-CHAP keys are written to key files under
+/etc/nvmeof/keys (mode 0600), which the spec names; the keys themselves are never printed. What the
+spec cannot carry (passthru subsystems, a discovery NQN of its own, keys nvmetcli does not write)
+is named in a warning on stderr. Left out as defaults: an all-zero NGUID, group 1 optimized, a
+loop port's empty addresses, hash and DH group of a host without a key.`,
   options: {
     "from-nvmetcli": { type: "string", value: "FILE", description: "nvmetcli's JSON file" },
+    "dry-run": { type: "boolean", description: "Print the spec; write no key files" },
   },
   examples: [
     "nvmeof target import --from-nvmetcli /etc/nvmet/config.json > /etc/nvmeof/target.yaml",
+    "nvmeof target import --from-nvmetcli config.json --dry-run -o json",
   ],
   run: importRun,
 };

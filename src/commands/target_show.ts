@@ -30,7 +30,8 @@ export const targetShowCommand: CommandDetails = {
   description: `
 Reads configfs into the spec's shape: 'nvmeof target show > t.yaml' then 'nvmeof target up -f t.yaml'
 changes nothing. DH-HMAC-CHAP keys are never printed. -o nvmetcli (or --nvmetcli) prints
-nvmetcli's saved-config JSON instead (the format of /etc/nvmet/config.json, without keys).
+nvmetcli's saved-config JSON instead: what 'nvmetcli save' writes for this tree (ANA groups,
+ana_grpid, referrals, every attribute, sorted keys), without the DH-HMAC-CHAP keys.
 -o text and -o yaml are the same.`,
   options: {
     nvmetcli: { type: "boolean", description: "Print nvmetcli's JSON format instead of the spec" },

@@ -103,6 +103,8 @@ export const SUBSYSTEM_ATTRS = [
   "ieee_oui",
   "cntlid_min",
   "cntlid_max",
+  "qid_max",
+  "pi_enable",
 ] as const;
 
 /** Port attributes, as file names, in the order the kernel wants them written (trtype first: it resets tsas). */

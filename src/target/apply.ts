@@ -174,10 +174,10 @@ export function explainRefusal(s: Step, e: string): string {
       return `Another listener already uses port ${port}'s address and service id. Choose another trsvcid.`;
     }
     if (e === "EINVAL") {
-      return `The kernel refused port ${port}'s transport settings (trtype, adrfam, traddr). Check them and that the transport module (nvmet-rdma/nvmet-tcp) is loaded.`;
+      return `The kernel refused port ${port}'s transport settings (trtype, adrfam, traddr). Check them, and that the transport's module is there (nvmet-rdma, nvmet-tcp, or nvme-loop for a loop port: modprobe it).`;
     }
     if (e === "EPROTONOSUPPORT" || e === "ENOENT") {
-      return `The transport module for port ${port} is missing. Run: modprobe nvmet-rdma (or nvmet-tcp).`;
+      return `The transport module for port ${port} is missing. Run: modprobe nvmet-rdma (or nvmet-tcp; nvme-loop for a loop port).`;
     }
   }
   if (s.op === "link" && s.path.includes("/allowed_hosts/") && e === "EINVAL") {

@@ -10,6 +10,7 @@ import { type LivePort, type LiveTree, nvmetPath } from "../configfs/nvmet.ts";
 import { FailureError, quote } from "../errors.ts";
 import { planHosts, wantedHosts } from "./plan/hosts.ts";
 import type { PlanOptions } from "./plan/options.ts";
+import { checkAnaGroupsInUse } from "./plan/ana.ts";
 import { planPort } from "./plan/ports.ts";
 import { removePort, removeSubsystem, unlinkPort } from "./plan/remove.ts";
 import type { Step } from "./plan/step.ts";
@@ -60,6 +61,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
     steps.push(...planPort(p, { prune: options.prune, cur }));
   }
   if (options.prune) steps.push(...planPrune(live, { spec, ports: matched, hosts }));
+  checkAnaGroupsInUse(live, spec, steps);
   return steps;
 }
 

@@ -89,7 +89,7 @@ const printable = (max: number, description: string): Schema => ({
 const keyFile = (description: string): Schema => ({ type: "string", minLength: 1, description });
 
 /** The object kinds of a spec. */
-export type SpecKind = "host" | "namespace" | "subsystem" | "port";
+export type SpecKind = "host" | "namespace" | "subsystem" | "port" | "ana_group" | "referral";
 
 /** The definitions of every object of a spec. */
 export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, Schema> }> = {
@@ -145,6 +145,16 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
         description:
           "Use the page cache (file-backed namespaces on file systems without O_DIRECT, e.g. tmpfs).",
       },
+      ana_grpid: int(
+        1,
+        128,
+        "ANA group of the namespace; every port of the subsystem must have it (group 1 always does).",
+        1,
+      ),
+      resv_enable: {
+        type: "boolean",
+        description: "Enable persistent reservations (needs Linux 6.13 or later).",
+      },
       enabled: { type: "boolean", description: "Enable the namespace.", default: true },
     },
   },
@@ -182,6 +192,16 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
       },
       cntlid_min: int(1, 0xffef, "Lowest controller ID handed out."),
       cntlid_max: int(1, 0xffef, "Highest controller ID handed out."),
+      qid_max: int(
+        1,
+        128,
+        "Most I/O queues a host may create (writing it disconnects the subsystem's hosts).",
+        128,
+      ),
+      pi_enable: {
+        type: "boolean",
+        description: "Protection information (T10-PI) for the subsystem's namespaces.",
+      },
       namespaces: {
         type: "array",
         description: "The subsystem's namespaces.",
@@ -234,6 +254,17 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
         description: "Transport requirements.",
         enum: ["not specified", "required", "not required"],
       },
+      ana_groups: {
+        type: "array",
+        description:
+          "ANA groups of this port and their states (group 1 exists on every port; list it to set its state).",
+        items: { $ref: "#/$defs/ana_group" },
+      },
+      referrals: {
+        type: "array",
+        description: "Other discovery controllers this port's discovery log lists.",
+        items: { $ref: "#/$defs/referral" },
+      },
     },
     allOf: [
       {
@@ -258,6 +289,55 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
         else: { not: { required: ["tsas"] } },
       },
     ],
+  },
+  ana_group: {
+    type: "object",
+    description: "An ANA group of a port: the access state hosts see for its namespaces there.",
+    additionalProperties: false,
+    required: ["id"],
+    properties: {
+      id: int(1, 128, "Group id (ana_groups/<id>); namespaces name it in ana_grpid."),
+      state: {
+        type: "string",
+        description: "ANA state on this port.",
+        enum: ["optimized", "non-optimized", "inaccessible", "persistent-loss", "change"],
+        default: "optimized",
+      },
+    },
+  },
+  referral: {
+    type: "object",
+    description: "A discovery controller elsewhere that this port's discovery log refers hosts to.",
+    additionalProperties: false,
+    required: ["traddr"],
+    properties: {
+      name: {
+        type: "string",
+        description: "Name of the referral (default: made from trtype, traddr and trsvcid).",
+        minLength: 1,
+        pattern: "^[^/]+$",
+      },
+      trtype: {
+        type: "string",
+        description: "Transport of the referred discovery controller.",
+        enum: ["rdma", "tcp", "fc"],
+        default: "rdma",
+      },
+      adrfam: {
+        type: "string",
+        description: "Address family (derived from traddr when it is an IP address).",
+        enum: ["ipv4", "ipv6", "ib", "fc"],
+      },
+      traddr: { type: "string", description: "Address of the referred discovery controller." },
+      trsvcid: int(1, 65535, "Its service id (port number)."),
+      portid: int(0, 65535, "Its port id (addr_portid)."),
+      treq: {
+        type: "string",
+        description: "Transport requirements.",
+        enum: ["not specified", "required", "not required"],
+      },
+      enabled: { type: "boolean", description: "List it in the discovery log.", default: true },
+    },
   },
 };
 

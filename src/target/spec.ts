@@ -7,6 +7,7 @@ import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES, SPEC_TOP_KEYS } from "./schema.ts";
 import { isObj, SpecContext } from "./validate/context.ts";
+import { validateAnaReferences } from "./validate/ana.ts";
 import { validateHosts } from "./validate/hosts.ts";
 import { validatePorts } from "./validate/ports.ts";
 import { validateSubsystems } from "./validate/subsystems.ts";
@@ -35,6 +36,10 @@ export interface NamespaceSpec {
   nguid?: string;
   /** Use the page cache for a file-backed namespace (needed on file systems without O_DIRECT, e.g. tmpfs). */
   buffered_io?: boolean;
+  /** The namespace's ANA group (1..128); absent: 1 for a new namespace, unchanged otherwise. */
+  ana_grpid?: number;
+  /** Persistent reservations (resv_enable, Linux ≥ 6.13). */
+  resv_enable?: boolean;
   enabled: boolean;
 }
 
@@ -50,7 +55,39 @@ export interface SubsystemSpec {
   ieee_oui?: string;
   cntlid_min?: number;
   cntlid_max?: number;
+  /** Most I/O queues a host may create (attr_qid_max, 1..128; writing it drops connected hosts). */
+  qid_max?: number;
+  /** Protection information on the subsystem's namespaces (attr_pi_enable). */
+  pi_enable?: boolean;
   namespaces: NamespaceSpec[];
+}
+
+/** An ANA state, as `ana_state` reads and takes it. */
+export type AnaState =
+  | "optimized"
+  | "non-optimized"
+  | "inaccessible"
+  | "persistent-loss"
+  | "change";
+
+/** An ANA group of a port (group 1 exists on every port; listing it sets its state). */
+export interface AnaGroupSpec {
+  id: number;
+  state: AnaState;
+}
+
+/** A referral: another discovery controller a port's discovery log lists. */
+export interface ReferralSpec {
+  /** The configfs directory's name (made from the address when the spec gives none). */
+  name: string;
+  trtype: string;
+  adrfam?: string;
+  traddr: string;
+  trsvcid?: string;
+  /** The referred discovery controller's port id (addr_portid). */
+  portid?: number;
+  treq?: string;
+  enabled: boolean;
 }
 
 /** A port: one transport address and the subsystems reachable through it. */
@@ -66,6 +103,9 @@ export interface PortSpec {
   pi_enable?: boolean;
   tsas?: string;
   treq?: string;
+  /** ANA groups and their states on this port (absent: group 1 only, as the kernel makes it). */
+  ana_groups?: AnaGroupSpec[];
+  referrals?: ReferralSpec[];
 }
 
 /** A whole, validated spec. */
@@ -182,6 +222,7 @@ export function validateSpec(raw: unknown, options: ValidateOptions = {}): Targe
   const hosts = validateHosts(cx, raw);
   const subsystems = validateSubsystems(cx, raw, hosts);
   const ports = validatePorts(cx, raw, new Set(subsystems.map((s) => s.nqn)));
+  validateAnaReferences(cx, subsystems, ports);
   if (cx.problems.length) throw new SpecError(options.source ?? "", cx.problems);
   return { hosts, subsystems, ports };
 }

@@ -349,6 +349,13 @@ Deno.test("target schema prints the JSON Schema of the spec", async () => {
   assert.equal(r.code, 0, r.stderr);
   const s = JSON.parse(r.stdout);
   assert.equal(s.$schema, "https://json-schema.org/draft/2020-12/schema");
-  assert.deepEqual(Object.keys(s.$defs), ["host", "namespace", "subsystem", "port"]);
+  assert.deepEqual(Object.keys(s.$defs), [
+    "host",
+    "namespace",
+    "subsystem",
+    "port",
+    "ana_group",
+    "referral",
+  ]);
   assert.equal(s.$defs.port.properties.trsvcid.default, 4420);
 });

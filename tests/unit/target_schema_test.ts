@@ -113,12 +113,16 @@ Deno.test("the schema's key lists are exactly the keys the validator knows", () 
       ieee_oui: "0x123456",
       cntlid_min: 1,
       cntlid_max: 10,
+      qid_max: 16,
+      pi_enable: false,
       namespaces: [{
         nsid: 1,
         device: dev[0],
         uuid: "11111111-2222-3333-4444-555555555555",
         nguid: "0123456789abcdef0123456789abcdef",
         buffered_io: true,
+        ana_grpid: 2,
+        resv_enable: false,
         enabled: true,
       }],
     }],
@@ -134,9 +138,22 @@ Deno.test("the schema's key lists are exactly the keys the validator knows", () 
       pi_enable: false,
       tsas: "none",
       treq: "not specified",
+      ana_groups: [{ id: 2, state: "non-optimized" }],
+      referrals: [{
+        name: "dc-b",
+        trtype: "rdma",
+        adrfam: "ipv4",
+        traddr: "10.0.0.9",
+        trsvcid: 4420,
+        portid: 3,
+        treq: "required",
+        enabled: true,
+      }],
     }],
   };
-  for (const kind of ["host", "subsystem", "namespace", "port"] as const) {
+  for (
+    const kind of ["host", "subsystem", "namespace", "port", "ana_group", "referral"] as const
+  ) {
     const def = schema.$defs![kind];
     const used = kind === "host"
       ? full.hosts[0]
@@ -144,6 +161,10 @@ Deno.test("the schema's key lists are exactly the keys the validator knows", () 
       ? full.subsystems[0]
       : kind === "namespace"
       ? full.subsystems[0].namespaces[0]
+      : kind === "ana_group"
+      ? full.ports[0].ana_groups[0]
+      : kind === "referral"
+      ? full.ports[0].referrals[0]
       : full.ports[0];
     const optionalKeyFiles = kind === "host" ? ["dhchap_key_file", "dhchap_ctrl_key_file"] : [];
     assert.deepEqual(

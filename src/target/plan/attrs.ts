@@ -22,7 +22,8 @@ export function subsystemAttrs(s: SubsystemSpec): Record<string, string> {
   const a: Record<string, string> = {};
   for (const k of SUBSYSTEM_ATTRS) {
     const v = s[k];
-    if (v !== undefined) a[k] = String(v);
+    if (typeof v === "boolean") a[k] = v ? "1" : "0";
+    else if (v !== undefined) a[k] = String(v);
   }
   return a;
 }

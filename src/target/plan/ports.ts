@@ -5,6 +5,7 @@
 import { type LivePort, nvmetPath } from "../../configfs/nvmet.ts";
 import type { PortSpec } from "../spec.ts";
 import { portAttrs, sameAttr } from "./attrs.ts";
+import { planAnaGroups, planReferrals } from "./ana.ts";
 import type { PlanOptions } from "./options.ts";
 import { unlinkPort } from "./remove.ts";
 import type { Step } from "./step.ts";
@@ -33,6 +34,10 @@ export function planPort(
     if (relinkAll || !keep.includes(s)) steps.push(unlinkPort(name, s));
   }
   steps.push(...writes);
+  // ANA groups and referrals change on an enabled port: before the links, so that a port that
+  // comes up reports its groups from the first connect.
+  steps.push(...planAnaGroups(p, name, cur, options.prune ?? false));
+  steps.push(...planReferrals(p, name, cur, options.prune ?? false));
   const want = [...p.subsystems, ...keep.filter((s) => !p.subsystems.includes(s))];
   for (const s of want) {
     if (relinkAll || !linked.includes(s)) {

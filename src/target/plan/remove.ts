@@ -3,6 +3,7 @@
  * object on rollback. `target down` and `target up --prune` share them.
  */
 import {
+  DEFAULT_ANA_GROUP,
   type LiveNamespace,
   type LivePort,
   type LiveSubsystem,
@@ -10,6 +11,7 @@ import {
   PORT_ATTRS,
   SUBSYSTEM_ATTRS,
 } from "../../configfs/nvmet.ts";
+import { removeAnaGroup, removeReferral } from "./ana.ts";
 import type { Step } from "./step.ts";
 
 function namespaceRestore(ns: LiveNamespace): Array<[string, string]> {
@@ -60,5 +62,10 @@ export function unlinkPort(port: string | number, subnqn: string): Step {
 /** Steps that remove a port and its links. */
 export function removePort(steps: Step[], p: LivePort): void {
   for (const s of p.subsystems) steps.push(unlinkPort(p.name, s));
+  // The kernel refuses to remove a port that still has referrals or groups of its own.
+  for (const r of p.referrals ?? []) removeReferral(steps, p.name, r);
+  for (const g of p.ana_groups ?? []) {
+    if (g.id !== DEFAULT_ANA_GROUP) removeAnaGroup(steps, p.name, g);
+  }
   steps.push({ op: "rmdir", path: nvmetPath.port(p.name), restore: portRestore(p) });
 }

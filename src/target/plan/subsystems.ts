@@ -74,12 +74,24 @@ export function planNamespace(
       writes.push({ op: "write", path: `${nsDir}/buffered_io`, value: want, old });
     }
   }
+  if (ns.resv_enable !== undefined) {
+    const want = ns.resv_enable ? "1" : "0";
+    // Absent on kernels before 6.13: written anyway, so that the refusal names the kernel needed.
+    const old = was?.resv_enable ?? "0";
+    if (old !== want) writes.push({ op: "write", path: `${nsDir}/resv_enable`, value: want, old });
+  }
   const enabled = was?.enable ?? false;
   if (!was) steps.push({ op: "mkdir", path: nsDir });
   if (writes.length && enabled) {
     steps.push({ op: "write", path: `${nsDir}/enable`, value: "0", old: "1" });
   }
   steps.push(...writes);
+  // The ANA group changes while the namespace serves I/O (hosts get an ANA change notice).
+  if (ns.ana_grpid !== undefined) {
+    const want = String(ns.ana_grpid);
+    const old = was?.ana_grpid ?? "1";
+    if (old !== want) steps.push({ op: "write", path: `${nsDir}/ana_grpid`, value: want, old });
+  }
   const nowEnabled = enabled && writes.length === 0;
   if (ns.enabled && !nowEnabled) {
     steps.push({ op: "write", path: `${nsDir}/enable`, value: "1", old: "0" });

@@ -55,6 +55,10 @@ export function validateNamespace(
   const device = validateDevice(cx, n, npath);
   const ns: NamespaceSpec = { nsid, device, enabled: cx.bool(n, "enabled", npath, true) };
   if (n.buffered_io !== undefined) ns.buffered_io = cx.bool(n, "buffered_io", npath, false);
+  if (n.ana_grpid !== undefined) {
+    ns.ana_grpid = cx.int(n.ana_grpid, `${npath}.ana_grpid`, specRange("namespace", "ana_grpid"));
+  }
+  if (n.resv_enable !== undefined) ns.resv_enable = cx.bool(n, "resv_enable", npath, false);
   const uuid = cx.optStr(n, "uuid", npath, "a UUID");
   if (uuid !== undefined) {
     if (UUID_RE.test(uuid)) ns.uuid = uuid.toLowerCase();

@@ -3,6 +3,7 @@ import { quote } from "../../errors.ts";
 import { specEnum, specKeys, specRange } from "../schema.ts";
 import type { PortSpec } from "../spec.ts";
 import { isIpv4, isIpv6 } from "../values.ts";
+import { validateAnaGroups, validateReferrals } from "./ana.ts";
 import { isObj, type Obj, orList, type SpecContext } from "./context.ts";
 
 /** The address of an rdma or tcp port: adrfam (derived from traddr when absent), traddr, trsvcid. */
@@ -171,6 +172,10 @@ export function validatePort(
   }
   port.subsystems = validatePortSubsystems(cx, p, path, subNqns);
   validatePortParams(cx, p, path, port, trtype);
+  const groups = validateAnaGroups(cx, p, path);
+  if (groups.length) port.ana_groups = groups;
+  const referrals = validateReferrals(cx, p, path);
+  if (referrals.length) port.referrals = referrals;
   return port;
 }
 

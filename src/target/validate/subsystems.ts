@@ -79,6 +79,10 @@ export function validateSubsystem(
   }
   validateIdentity(cx, s, path, sub);
   validateCntlidRange(cx, s, path, sub);
+  if (s.qid_max !== undefined) {
+    sub.qid_max = cx.int(s.qid_max, `${path}.qid_max`, specRange("subsystem", "qid_max"));
+  }
+  if (s.pi_enable !== undefined) sub.pi_enable = cx.bool(s, "pi_enable", path, false);
   sub.namespaces = validateNamespaces(cx, s, path);
   return sub;
 }

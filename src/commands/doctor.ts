@@ -20,7 +20,11 @@ out" or "Failed to write to /dev/nvme-fabrics", and prints one line per check: o
 skip, what was read, and for anything not ok the exact fix. Exit 0 when nothing fails, 1 otherwise.
 
 Host: nvme-fabrics and nvme-rdma loaded or installed, /dev/nvme-fabrics, the host NQN and host ID
-files (present and paired), ib_uverbs and rdma_ucm for user-space RDMA.
+files (present and paired), ib_uverbs and rdma_ucm for user-space RDMA. Multipath: whether
+native NVMe multipath is on (nvme_core.multipath), and per connected subsystem its iopolicy and
+every path: a controller connecting, resetting or deleting (with its reconnect delay and
+ctrl_loss_tmo), a path whose ANA state carries no I/O (inaccessible, persistent-loss, change),
+and a namespace with no usable path at all (fail). 'nvmeof list --paths' shows the same paths.
 Fabric: an RDMA device, each port ACTIVE and LINK_UP, the RoCE active MTU against the netdev MTU
 (9000 gives 4096, 1500 caps RoCE at 1024), PFC/ECN where the kernel shows them.
 Role: without --role, the local nvmet tree is checked only when -a is an address of this

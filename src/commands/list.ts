@@ -3,6 +3,7 @@
  * of subsystems, multipath heads, paths and controllers. Both from the one sysfs reader.
  */
 import type { CommandDetails } from "../cli/command.ts";
+import { EXIT } from "../errors.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
 import { listDevices } from "../fabrics/topology.ts";
@@ -18,6 +19,8 @@ generic node, serial, model, namespace ID, use, format, firmware), and with -o j
 {"Devices": [{NameSpace, DevicePath, Firmware, ModelNumber, SerialNumber, UsedBytes, MaximumLBA,
 PhysicalSize, SectorSize}]}, key for key as nvme-cli 2.3 prints it. The use and format come from
 Identify Namespace, so this needs root, as nvme-cli does (on Linux 6.8 and later sysfs has them).
+A namespace that cannot be identified (a multipath head with no usable path) is left out, as
+nvme-cli leaves it out, but named on stderr, and the exit code is 1.
 
 --paths shows nvmeof's own view from sysfs alone: each subsystem with its iopolicy, its
 namespaces (with native multipath the shared head nvmeXnY and every path to it, nvmeXcYnZ: the
@@ -45,7 +48,14 @@ controllers: [...]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.
       const data = versioned({ subsystems });
       return { data, text: () => pathViewText(data) };
     }
-    const rows = await listDevices(paths, subsystems);
-    return { data: devicesJson(rows), text: () => devicesText(rows) };
+    const { rows, leftOut } = await listDevices(paths, subsystems);
+    for (const l of leftOut) {
+      ctx.note(`${l.name} is left out: ${l.reason} ('nvmeof list --paths' shows its paths)`);
+    }
+    return {
+      data: devicesJson(rows),
+      text: () => devicesText(rows),
+      exitCode: leftOut.length ? EXIT.failure : EXIT.ok,
+    };
   },
 };

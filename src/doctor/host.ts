@@ -8,6 +8,7 @@ import { readText } from "../fabrics/kfs.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
 import { isUuid } from "../fabrics/options.ts";
 import { type Check, check } from "./check.ts";
+import { multipathChecks } from "./multipath.ts";
 import type { DoctorPaths } from "./paths.ts";
 
 /** Where a kernel module stands. */
@@ -171,5 +172,6 @@ export async function hostChecks(paths: DoctorPaths): Promise<Check[]> {
     await hostIdentityCheck(paths),
     moduleCheck(paths, "host.module.ib_uverbs", "ib_uverbs", { needed: user }),
     moduleCheck(paths, "host.module.rdma_ucm", "rdma_ucm", { needed: user }),
+    ...await multipathChecks(paths),
   ];
 }

@@ -4,6 +4,7 @@
  * subsystems grouped by the host NQN their controllers connected with. Built on the one sysfs
  * reader (sysfs.ts); the renderers (src/output/nvme_cli.ts) only shape the result.
  */
+import { EnvironmentError } from "../errors.ts";
 import { exists } from "./kfs.ts";
 import { type NamespaceUsage, namespaceUsage } from "./namespace_usage.ts";
 import type { FabricsPaths } from "./paths.ts";
@@ -24,16 +25,38 @@ export interface DeviceRow {
   usage: NamespaceUsage;
 }
 
-/** Every namespace block device: a subsystem's heads, then its controllers' own namespaces. */
+/** A namespace `list` could not show, and why. */
+export interface LeftOut {
+  name: string;
+  reason: string;
+}
+
+/**
+ * Every namespace block device: a subsystem's heads, then its controllers' own namespaces. A
+ * namespace whose use cannot be read (a head with no usable path refuses Identify) is left out
+ * with its reason, as nvme-cli leaves it out; a refusal for want of root is thrown.
+ */
 export async function listDevices(
   paths: FabricsPaths,
   subsystems: SubsystemInfo[],
-): Promise<DeviceRow[]> {
+): Promise<{ rows: DeviceRow[]; leftOut: LeftOut[] }> {
   const rows: DeviceRow[] = [];
+  const leftOut: LeftOut[] = [];
+  const usage = async (name: string, nsid: number, dir: string) => {
+    try {
+      return await namespaceUsage(`${paths.dev}/${name}`, nsid, dir);
+    } catch (err) {
+      if (err instanceof EnvironmentError) throw err;
+      leftOut.push({ name, reason: (err as Error).message });
+      return undefined;
+    }
+  };
   const node = (name: string) => exists(`${paths.dev}/${name}`) ? `${paths.dev}/${name}` : name;
   for (const s of subsystems) {
     if (s.multipath) {
       for (const ns of s.namespaces) {
+        const u = await usage(ns.name, ns.nsid, namespaceDir(paths, s.name, ns.name));
+        if (!u) continue;
         rows.push({
           name: ns.name,
           devicePath: node(ns.name),
@@ -42,11 +65,7 @@ export async function listDevices(
           firmware: s.firmware_rev ?? "",
           model: s.model ?? "undefined",
           serial: s.serial ?? "",
-          usage: await namespaceUsage(
-            `${paths.dev}/${ns.name}`,
-            ns.nsid,
-            namespaceDir(paths, s.name, ns.name),
-          ),
+          usage: u,
         });
       }
       continue;
@@ -54,6 +73,8 @@ export async function listDevices(
     for (const c of s.controllers) {
       for (const ns of c.namespaces) {
         if (ns.path) continue; // a path of a head this subsystem does not show: no block device
+        const u = await usage(ns.name, ns.nsid, namespaceDir(paths, c.name, ns.name));
+        if (!u) continue;
         rows.push({
           name: ns.name,
           devicePath: node(ns.name),
@@ -62,16 +83,12 @@ export async function listDevices(
           firmware: c.firmware_rev ?? "",
           model: c.model ?? "",
           serial: c.serial ?? "",
-          usage: await namespaceUsage(
-            `${paths.dev}/${ns.name}`,
-            ns.nsid,
-            namespaceDir(paths, c.name, ns.name),
-          ),
+          usage: u,
         });
       }
     }
   }
-  return rows;
+  return { rows, leftOut };
 }
 
 /** A host NQN (and host ID) with the subsystems its controllers reach. */

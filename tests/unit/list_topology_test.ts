@@ -62,7 +62,8 @@ Deno.test("list -o json has nvme-cli 2.3's keys, types and values per namespace"
   await using dir = await tempDir();
   await multipathTree(dir.path);
   const paths = pathsOf(dir.path);
-  const rows = await listDevices(paths, await listSubsystems(paths));
+  const { rows, leftOut } = await listDevices(paths, await listSubsystems(paths));
+  assert.deepEqual(leftOut, []);
   const j = devicesJson(rows);
   assert.deepEqual(Object.keys(j), ["Devices"]);
   assert.deepEqual(j.Devices, [

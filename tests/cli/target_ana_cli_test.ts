@@ -51,7 +51,8 @@ async function lab() {
     doc,
     run: (args: string[]) =>
       nvmeof([...args, "--configfs", configfs], {
-        env: { NVMEOF_CONFIGFS_STANDIN: "1", NVMEOF_LOCK_DIR: t.path, NVMEOF_ETC: t.path },
+        standin: true,
+        env: { NVMEOF_LOCK_DIR: t.path, NVMEOF_ETC: t.path },
       }),
     tree: () => snapshot(`${configfs}/nvmet`),
     [Symbol.asyncDispose]: () => t[Symbol.asyncDispose](),

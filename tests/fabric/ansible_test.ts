@@ -113,7 +113,9 @@ function changedOn(lines: TaskLine[], host: string): TaskLine[] {
 async function deviceOf(node: Node): Promise<string> {
   return (await must(
     node,
-    `for n in /sys/block/nvme*n1; do [ "$(cat $n/device/subsysnqn 2>/dev/null || cat $n/device/device/subsysnqn 2>/dev/null)" = "${NQN}" ] && echo /dev/\${n##*/} && exit 0; done; exit 1`,
+    // With native multipath /sys/block also lists each path (nvme0c0n1), which has no /dev node:
+    // only the head (nvme0n1) is a block device to read and write.
+    `for n in /sys/block/nvme*n1; do case \${n##*/} in nvme*c*n1) continue ;; esac; [ "$(cat $n/device/subsysnqn 2>/dev/null || cat $n/device/device/subsysnqn 2>/dev/null)" = "${NQN}" ] && [ -b /dev/\${n##*/} ] && echo /dev/\${n##*/} && exit 0; done; exit 1`,
   )).trim();
 }
 

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { readTree } from "../../src/configfs/nvmet.ts";
-import { StandinConfigfs } from "../../src/configfs/standin.ts";
+import { StandinConfigfs } from "../standin/configfs.ts";
 import { applyPlan } from "../../src/target/apply.ts";
 import { nvmetcliToSpec, treeToNvmetcli } from "../../src/target/nvmetcli.ts";
 import { planUp } from "../../src/target/plan.ts";

@@ -15,8 +15,18 @@
 #   NODE/upper.img             its disk (the overlay's upper layer, ext4)
 #   NODE/data.img              the target's second disk, /dev/vdb (survives power cuts)
 #   NODE/qemu.pid, qemu.log, mon.sock, watchdog.pid
+#   NODE/ssh.port              the loopback port forwarded to the node's sshd
+#   ssh/id_ed25519             the SSH key of this fabric run (0600), made at `fabric up`
+#   ssh/known_hosts            the nodes' host keys (each node makes its own at first boot)
+#
+# SSH (what Ansible needs): each node has one more NIC, QEMU user networking with restrict=on (the
+# guest reaches nothing outside; no DHCP, DNS or routing to this machine's networks) whose only
+# way in is hostfwd=tcp:127.0.0.1:PORT-:22, bound to this machine's loopback and nowhere else. The
+# guest's sshd listens on that NIC alone (10.0.2.15) and takes only the fabric run's key.
 
 FABRIC_MAC_PREFIX=52:54:00:78
+# The guest's address on its SSH NIC (QEMU user networking's default guest address).
+FABRIC_SSH_GUEST=10.0.2.15
 
 fabric_dir() {
   printf '%s\n' "${LAB_FABRIC:-/tmp/nvmeof-fabric-$(printf '%s' "$NVMEOF_ROOT" | sha256sum | cut -c1-8)}"
@@ -61,6 +71,8 @@ node_qemu_args() {
     -chardev "socket,id=mon,path=$(qesc "$d/mon.sock"),server=on,wait=off"
     -mon chardev=mon,mode=readline)
   [ "$node" = target ] && QARGS+=(-drive "file=$(qesc "$d/data.img"),if=virtio,format=raw,cache=none")
+  QARGS+=(-netdev "user,id=ssh,restrict=on,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$(cat "$d/ssh.port")-$FABRIC_SSH_GUEST:22"
+    -device "virtio-net-pci,netdev=ssh,mac=$FABRIC_MAC_PREFIX:ff:0$idx")
   for ((l = 0; l < LINKS; l++)); do
     if [ "$node" = target ]; then
       local macs=()
@@ -82,6 +94,7 @@ node_qemu_args() {
   {
     guest_env
     printf 'export LAB_NODE=%q\n' "$node"
+    printf 'export LAB_SSH=%q\n' "$FABRIC_SSH_GUEST/24 $FABRIC_MAC_PREFIX:ff:0$idx"
     printf '%s\n' "$env"
   } >"$d/share/env"
 }
@@ -96,6 +109,7 @@ node_boot() {
   rm -rf "$d/share/jobs" && mkdir -p "$d/share/jobs"
   : >"$d/share/console.log"
   cp "$NVMEOF_ROOT/scripts/lab-guest" "$d/share/stage2"
+  cp "$FDIR/ssh/id_ed25519.pub" "$d/share/authorized_keys"
   node_qemu_args "$node"
   setsid qemu-system-x86_64 "${QARGS[@]}" \
     </dev/null >"$d/qemu.log" 2>&1 &
@@ -204,6 +218,7 @@ fabric_up() {
     mkfs.ext4 -q -F -L "$node" "$FDIR/$node/upper.img" || fail "mkfs.ext4 failed for $node"
   done
   truncate -s "${LAB_FABRIC_DATA:-512M}" "$FDIR/target/data.img"
+  fabric_ssh_prepare
   start=$SECONDS
   say "booting ${NODES[*]} with $ACCEL ($ACCEL_WHY), $LINKS link(s), in $FDIR"
   for node in "${NODES[@]}"; do node_boot "$node"; done
@@ -213,8 +228,80 @@ fabric_up() {
       exit 98
     }
   done
+  fabric_known_hosts || {
+    fabric_down
+    exit 98
+  }
   say "fabric ready in $((SECONDS - start)) s"
   printf '%s\n' "$FDIR"
+}
+
+# port_free PORT: nothing listens on PORT on this machine (TCP, any address).
+port_free() {
+  ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# fabric_ssh_prepare: this run's SSH key, and a free loopback port per node for its sshd.
+fabric_ssh_prepare() {
+  local node port
+  command -v ssh-keygen >/dev/null || fail "ssh-keygen is missing. Run: scripts/lab setup (as root)"
+  mkdir -p "$FDIR/ssh" && chmod 0700 "$FDIR/ssh"
+  ssh-keygen -q -t ed25519 -N '' -C "nvmeof-fabric" -f "$FDIR/ssh/id_ed25519" </dev/null ||
+    fail "ssh-keygen could not make the fabric's key"
+  chmod 0600 "$FDIR/ssh/id_ed25519"
+  for node in "${NODES[@]}"; do
+    for _ in $(seq 1 50); do
+      port=$((20000 + RANDOM % 40000))
+      port_free "$port" && ! grep -qsx "$port" "$FDIR"/*/ssh.port && break
+    done
+    echo "$port" >"$FDIR/$node/ssh.port"
+  done
+}
+
+# fabric_known_hosts: ssh/known_hosts from each node's own host key (read through the agent, not
+# over SSH, so the first connection is already verified).
+fabric_known_hosts() {
+  local node key
+  : >"$FDIR/ssh/known_hosts"
+  for node in "${NODES[@]}"; do
+    key=$(fabric_exec --timeout 60 "$node" -- cat /etc/ssh/ssh_host_ed25519_key.pub) || {
+      printf 'lab: error: %s has no SSH host key\n' "$node" >&2
+      return 1
+    }
+    printf '[127.0.0.1]:%s %s\n' "$(cat "$FDIR/$node/ssh.port")" "${key% *}" >>"$FDIR/ssh/known_hosts"
+  done
+}
+
+# fabric_ssh_config [--inventory]: an ssh_config with one Host per node (ssh -F FILE host1), or an
+# Ansible inventory (INI) with the storage server in [storage] and the compute nodes in [compute].
+fabric_ssh_config() {
+  local node port key
+  fabric_load
+  key="$FDIR/ssh/id_ed25519"
+  if [ "${1:-}" = --inventory ]; then
+    printf '[storage]\n'
+    for node in "${NODES[@]}"; do
+      [ "$node" = target ] || continue
+      printf '%s ansible_host=127.0.0.1 ansible_port=%s\n' "$node" "$(cat "$FDIR/$node/ssh.port")"
+    done
+    printf '\n[compute]\n'
+    for node in "${NODES[@]}"; do
+      [ "$node" = target ] && continue
+      printf '%s ansible_host=127.0.0.1 ansible_port=%s\n' "$node" "$(cat "$FDIR/$node/ssh.port")"
+    done
+    printf '\n[all:vars]\nansible_user=root\nansible_ssh_private_key_file=%s\n' "$key"
+    printf "ansible_ssh_common_args='-o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes'\n" \
+      "$FDIR/ssh/known_hosts"
+    printf 'ansible_python_interpreter=/usr/bin/python3\n'
+    return 0
+  fi
+  for node in "${NODES[@]}"; do
+    port=$(cat "$FDIR/$node/ssh.port")
+    printf 'Host %s\n  HostName 127.0.0.1\n  Port %s\n  User root\n  IdentityFile %s\n' \
+      "$node" "$port" "$key"
+    printf '  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n\n' \
+      "$FDIR/ssh/known_hosts"
+  done
 }
 
 fabric_down() {
@@ -364,8 +451,14 @@ cmd_fabric() {
       fabric_boot "$1"
       ;;
     dir) fabric_dir ;;
+    ssh-config)
+      [ $# = 0 ] || [ "$1" = --inventory ] || {
+        echo "usage: scripts/lab fabric ssh-config [--inventory]" >&2 && exit 2
+      }
+      fabric_ssh_config "$@"
+      ;;
     *)
-      echo "usage: scripts/lab fabric up|down|exec|link|power-cut|boot|dir (see scripts/lab --help)" >&2
+      echo "usage: scripts/lab fabric up|down|exec|link|power-cut|boot|dir|ssh-config (see scripts/lab --help)" >&2
       exit 2
       ;;
   esac

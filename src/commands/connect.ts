@@ -42,6 +42,7 @@ import {
   type SavedConnection,
   savedFromOptions,
 } from "../persist/connections.ts";
+import { versioned } from "../output/contract.ts";
 import { humanSize } from "../output/render.ts";
 import { configJsonControllers, configJsonOf, requireDiscoveryConf } from "../persist/nvme_cli.ts";
 import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
@@ -218,12 +219,12 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
       return dumpConfig([opts]);
     }
     if (ctx.values["dry-run"] === true) {
-      const data = {
+      const data = versioned({
         dry_run: true,
         device: `${paths.dev}/nvme-fabrics`,
         option_string: redactedOptionString(opts),
         ...(persist ? { would_save: persist } : {}),
-      };
+      });
       return {
         data,
         text: () =>
@@ -237,10 +238,10 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
     const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
     if (ctx.values["dump-config"] === true) ctx.note(connectText(r));
     if (ctx.values["dump-config"] === true && !persist) return dumpConfig([opts]);
-    if (!persist) return { data: r, text: () => connectText(r) };
+    if (!persist) return { data: versioned(r), text: () => connectText(r) };
     const saved = await persistEntries([persist]);
     return {
-      data: { ...r, saved: saved.file },
+      data: versioned({ ...r, saved: saved.file, saved_change: saved.change }),
       text: () => `${connectText(r)}\n${saved.text}`,
     };
   },
@@ -442,7 +443,9 @@ async function connectConfigRun(ctx: RunContext, file: string): Promise<CommandR
 }
 
 /** Adds entries to the connections file; returns its path and a line saying what changed. */
-async function persistEntries(add: SavedConnection[]): Promise<{ file: string; text: string }> {
+async function persistEntries(
+  add: SavedConnection[],
+): Promise<{ file: string; text: string; change: "saved" | "updated" | "unchanged" }> {
   const file = savedFile();
   const merged = mergeConnections(await loadConnections(file), add);
   if (merged.added.length || merged.replaced.length) await saveConnections(file, merged.list);
@@ -451,7 +454,12 @@ async function persistEntries(add: SavedConnection[]): Promise<{ file: string; t
     : merged.replaced.length
     ? "updated the saved entry"
     : "already saved";
-  return { file, text: `${what} in ${file} (reconnected at boot by nvmeof-autoconnect.service)` };
+  const change = merged.added.length ? "saved" : merged.replaced.length ? "updated" : "unchanged";
+  return {
+    file,
+    text: `${what} in ${file} (reconnected at boot by nvmeof-autoconnect.service)`,
+    change,
+  };
 }
 
 /** A row of `connect --saved`: one per controller, as in connect-all. */

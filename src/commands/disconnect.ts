@@ -7,6 +7,7 @@ import { deleteController } from "../fabrics/controller.ts";
 import { checkNqn } from "../fabrics/options.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { type ControllerInfo, listControllers } from "../fabrics/sysfs.ts";
+import { versioned } from "../output/contract.ts";
 
 interface DisconnectRow {
   device: string;
@@ -67,10 +68,10 @@ function text(d: { controllers: DisconnectRow[]; not_connected?: string[] }): st
 }
 
 function result(rows: DisconnectRow[], notConnected: string[] = []) {
-  const data = {
+  const data = versioned({
     controllers: rows,
     ...(notConnected.length ? { not_connected: notConnected } : {}),
-  };
+  });
   return {
     data,
     text: () => text(data),
@@ -176,13 +177,14 @@ controllers are never touched. With --transport only those of that transport.`,
       short: "r",
       value: "TRTYPE",
       description: "Only this transport (rdma, tcp, fc, loop); -r as in nvme-cli",
+      choices: ["rdma", "tcp", "fc", "loop"],
     },
     trtype: {
       type: "string",
       short: "t",
       value: "TRTYPE",
       description: "Same as -r/--transport",
-      choices: ["rdma", "tcp", "loop"],
+      choices: ["rdma", "tcp", "fc", "loop"],
     },
   },
   examples: [

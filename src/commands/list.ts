@@ -7,6 +7,7 @@ import { EXIT } from "../errors.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
 import { listDevices } from "../fabrics/topology.ts";
+import { versioned } from "../output/contract.ts";
 import { devicesJson, devicesText } from "../output/nvme_cli.ts";
 import { pathViewText } from "../output/path_view.ts";
 
@@ -44,7 +45,7 @@ controllers: [...]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.
     const paths = fabricsPaths();
     const subsystems = await listSubsystems(paths);
     if (ctx.values.paths) {
-      const data = { subsystems };
+      const data = versioned({ subsystems });
       return { data, text: () => pathViewText(data) };
     }
     const { rows, leftOut } = await listDevices(paths, subsystems);

@@ -4,6 +4,7 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { dryRunFlag, specFlag } from "../cli/target_flags.ts";
 import { UsageError } from "../errors.ts";
+import { versioned } from "../output/contract.ts";
 import { planText } from "../target/report.ts";
 import { targetDown } from "../target/up.ts";
 
@@ -21,7 +22,10 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
     force: v.force === true,
     note: ctx.note,
   });
-  return { data, text: planText("remove", "Nothing to remove: configfs has none of it.") };
+  return {
+    data: versioned(data),
+    text: planText("remove", "Nothing to remove: configfs has none of it."),
+  };
 }
 
 /** `nvmeof target down`. */

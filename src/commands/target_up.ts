@@ -5,6 +5,7 @@ import type { CommandDetails, CommandResult, OptionValues, RunContext } from "..
 import { dryRunFlag, specFlag } from "../cli/target_flags.ts";
 import { UsageError } from "../errors.ts";
 import type { OneLineInput } from "../target/one_line.ts";
+import { versioned } from "../output/contract.ts";
 import { planText } from "../target/report.ts";
 import { specEnum } from "../target/schema.ts";
 import { targetUp } from "../target/up.ts";
@@ -94,7 +95,7 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
   });
   const c = data.summary!;
   return {
-    data,
+    data: versioned(data),
     text: planText(
       "apply the spec",
       `No changes: configfs already matches the spec (${c.subsystems} subsystem(s), ${c.namespaces} namespace(s), ${c.ports} port(s)).`,

@@ -180,6 +180,7 @@ Deno.test("disconnect of an NQN not connected is exit 0 as in nvme-cli; a missin
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /'nqn.2024-01.io.example:nope' is not connected; nothing to disconnect/);
   assert.deepEqual(JSON.parse(r.stdout), {
+    nvmeof_json: 1,
     controllers: [],
     not_connected: ["nqn.2024-01.io.example:nope"],
   });

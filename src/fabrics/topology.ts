@@ -52,20 +52,31 @@ export async function listDevices(
     }
   };
   const node = (name: string) => exists(`${paths.dev}/${name}`) ? `${paths.dev}/${name}` : name;
+  // One row per block device; `owner` is the sysfs directory above it (the subsystem for a
+  // multipath head, the controller otherwise) and names where its identity comes from.
+  const add = async (
+    ns: { name: string; nsid: number },
+    owner: string,
+    id: { firmware: string; model: string; serial: string },
+  ) => {
+    const u = await usage(ns.name, ns.nsid, namespaceDir(paths, owner, ns.name));
+    if (!u) return;
+    rows.push({
+      name: ns.name,
+      devicePath: node(ns.name),
+      genericPath: node(ns.name.replace(/^nvme/, "ng")),
+      nsid: ns.nsid,
+      ...id,
+      usage: u,
+    });
+  };
   for (const s of subsystems) {
     if (s.multipath) {
       for (const ns of s.namespaces) {
-        const u = await usage(ns.name, ns.nsid, namespaceDir(paths, s.name, ns.name));
-        if (!u) continue;
-        rows.push({
-          name: ns.name,
-          devicePath: node(ns.name),
-          genericPath: node(ns.name.replace(/^nvme/, "ng")),
-          nsid: ns.nsid,
+        await add(ns, s.name, {
           firmware: s.firmware_rev ?? "",
           model: s.model ?? "undefined",
           serial: s.serial ?? "",
-          usage: u,
         });
       }
       continue;
@@ -73,17 +84,10 @@ export async function listDevices(
     for (const c of s.controllers) {
       for (const ns of c.namespaces) {
         if (ns.path) continue; // a path of a head this subsystem does not show: no block device
-        const u = await usage(ns.name, ns.nsid, namespaceDir(paths, c.name, ns.name));
-        if (!u) continue;
-        rows.push({
-          name: ns.name,
-          devicePath: node(ns.name),
-          genericPath: node(ns.name.replace(/^nvme/, "ng")),
-          nsid: ns.nsid,
+        await add(ns, c.name, {
           firmware: c.firmware_rev ?? "",
           model: c.model ?? "",
           serial: c.serial ?? "",
-          usage: u,
         });
       }
     }

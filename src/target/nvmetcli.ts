@@ -3,7 +3,7 @@
  * in it (`target show -o nvmetcli`), and a file of it converted into a spec (`target import`).
  * Secrets never appear: inline DH-HMAC-CHAP keys of an imported file move to key files.
  */
-import { DEFAULT_ANA_GROUP, type LiveTree } from "../configfs/nvmet.ts";
+import { DEFAULT_ANA_GROUP, type LiveTree, SUBSYSTEM_ATTRS } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
@@ -129,18 +129,7 @@ const KNOWN = {
   host: ["nqn", "dhchap"],
   dhchap: ["key", "ctrl_key", "hash", "dhgroup"],
   subsystem: ["nqn", "attr", "allowed_hosts", "namespaces", "passthru"],
-  attr: [
-    "allow_any_host",
-    "serial",
-    "model",
-    "version",
-    "firmware",
-    "ieee_oui",
-    "cntlid_min",
-    "cntlid_max",
-    "qid_max",
-    "pi_enable",
-  ],
+  attr: ["allow_any_host", ...SUBSYSTEM_ATTRS],
   namespace: ["nsid", "enable", "device", "ana", "ana_grpid", "resv"],
   device: ["path", "uuid", "nguid"],
   port: ["portid", "addr", "param", "subsystems", "ana_groups", "referrals"],

@@ -12,7 +12,7 @@ import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import { savedFromOptions } from "../persist/connections.ts";
-import { requireDiscoveryConf } from "../persist/nvme_cli.ts";
+import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
 import {
   type ConnectAllRow,
   connectAllText,

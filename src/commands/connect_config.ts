@@ -12,7 +12,7 @@ import {
   runningKernelRelease,
 } from "../fabrics/options.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
-import { configJsonControllers, configJsonOf } from "../persist/nvme_cli.ts";
+import { configJsonControllers, configJsonOf } from "../persist/config_json.ts";
 import { type ConnectAllRow, connectAllText, progressOf } from "./connect_shared.ts";
 
 /** -O/--dump-config: libnvme's config.json of the connections, as text and as JSON alike. */

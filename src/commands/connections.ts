@@ -15,12 +15,9 @@ import {
   saveConnections,
   type SavedConnection,
 } from "../persist/connections.ts";
-import {
-  importConfigJson,
-  importDiscoveryConf,
-  type ImportResult,
-  readNvmeCliFile,
-} from "../persist/nvme_cli.ts";
+import { importConfigJson } from "../persist/config_json.ts";
+import { importDiscoveryConf } from "../persist/discovery_conf.ts";
+import { type ImportResult, readNvmeCliFile } from "../persist/nvme_cli.ts";
 import { connectionsFile, persistPaths } from "../persist/paths.ts";
 
 function listText(d: { file: string; connections: SavedConnection[] }): string {

@@ -3,7 +3,7 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { EXIT } from "../errors.ts";
-import { requireDiscoveryConf } from "../persist/nvme_cli.ts";
+import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLog, logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
 import {

@@ -28,7 +28,7 @@ export const COMMANDS: CommandEntry[] = [
   {
     name: "connect-all",
     summary: "Discover, then connect every NVM subsystem this host may use",
-    load: () => import("./connect.ts").then((m) => m.connectAllCommand),
+    load: () => import("./connect_all.ts").then((m) => m.connectAllCommand),
   },
   {
     name: "disconnect",

@@ -29,7 +29,8 @@ import {
   savedFromOptions,
   validateSaved,
 } from "../../src/persist/connections.ts";
-import { importConfigJson, importDiscoveryConf } from "../../src/persist/nvme_cli.ts";
+import { importConfigJson } from "../../src/persist/config_json.ts";
+import { importDiscoveryConf } from "../../src/persist/discovery_conf.ts";
 import { tempDir } from "../helpers.ts";
 
 const HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:5a1e0000-0000-4000-8000-000000000001";

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { NvmeofError, UsageError } from "../../src/errors.ts";
 import { loadConnections, validateSaved } from "../../src/persist/connections.ts";
-import { importConfigJson, importDiscoveryConf } from "../../src/persist/nvme_cli.ts";
+import { importConfigJson } from "../../src/persist/config_json.ts";
+import { importDiscoveryConf } from "../../src/persist/discovery_conf.ts";
 import { SpecError, validateSpec } from "../../src/target/spec.ts";
 import { devices, SUB1, twoSubsystemSpec } from "./target_fixtures.ts";
 

@@ -14,7 +14,8 @@ import {
   type SavedConnection,
   savedFromOptions,
 } from "../../src/persist/connections.ts";
-import { importConfigJson, importDiscoveryConf } from "../../src/persist/nvme_cli.ts";
+import { importConfigJson } from "../../src/persist/config_json.ts";
+import { importDiscoveryConf } from "../../src/persist/discovery_conf.ts";
 import type { PersistPaths } from "../../src/persist/paths.ts";
 import { backoffDelay, retrySaved } from "../../src/persist/retry.ts";
 import { selfPath } from "../../src/persist/self.ts";

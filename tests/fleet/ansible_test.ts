@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { ROOT, tempDir } from "../helpers.ts";
-import { addr, HOSTS, must, type Node, nvmeofOn, on, withCleanup } from "./fabric.ts";
+import { addr, HOSTS, must, type Node, nvmeofOn, on, withCleanup } from "../fabric/fabric.ts";
 
 const PLAYBOOKS = `${ROOT}/integrations/ansible/playbooks`;
 const NQN = "nqn.2026-12.io.nvmeof.fab:ansible";

@@ -9,7 +9,7 @@
  * steps as a diff and leaves configfs alone; absent.yml takes everything away; a compute node
  * without RDMA devices fails with nvmeof's message while the others go on.
  *
- * Each task's per-host duration is logged (tests/fabric/ansible/timing.py) and printed at the end.
+ * Each task's per-host duration is logged (tests/fleet/ansible/timing.py) and printed at the end.
  */
 import assert from "node:assert/strict";
 import { ROOT, tempDir } from "../helpers.ts";
@@ -81,7 +81,7 @@ async function controller(dir: string) {
       ], {
         ANSIBLE_CONFIG: `${PLAYBOOKS}/ansible.cfg`,
         ANSIBLE_COLLECTIONS_PATH: `${dir}/collections`,
-        ANSIBLE_CALLBACK_PLUGINS: `${ROOT}/tests/fabric/ansible`,
+        ANSIBLE_CALLBACK_PLUGINS: `${ROOT}/tests/fleet/ansible`,
         ANSIBLE_CALLBACKS_ENABLED: "timing",
         ANSIBLE_NOCOLOR: "1",
         ANSIBLE_SSH_CONTROL_PATH_DIR: `${dir}/cp`,

@@ -44,15 +44,17 @@ Deno.test("ansible: every module and module_utils file compiles (python3 -m py_c
   }
 });
 
-const hasAnsibleDoc = which("ansible-doc");
-if (!hasAnsibleDoc) {
+// Outside CI a machine without the lab's packages skips this one test, saying so; in CI
+// (CI=true, after the lab demo installed them) it runs, and a missing ansible-doc fails it.
+const skipAnsibleDoc = !which("ansible-doc") && Deno.env.get("CI") !== "true";
+if (skipAnsibleDoc) {
   console.warn("ansible-doc is missing: the ansible-doc test is skipped (run scripts/lab setup)");
 }
 
 Deno.test({
   name: "ansible: ansible-doc renders each module with options, examples and return values" +
-    (hasAnsibleDoc ? "" : " (skipped: no ansible-doc; run scripts/lab setup)"),
-  ignore: !hasAnsibleDoc,
+    (skipAnsibleDoc ? " (skipped: no ansible-doc; run scripts/lab setup)" : ""),
+  ignore: skipAnsibleDoc,
   async fn() {
     for (const m of MODULES) {
       const r = await run("ansible-doc", ["-M", `${COLLECTION}/plugins/modules`, "--json", m], {

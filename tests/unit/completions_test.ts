@@ -178,9 +178,10 @@ const hasFish = await new Deno.Command("fish", { args: ["-c", "true"] }).output(
   () => false,
 );
 
+// fish is one of the lab's packages: in CI (CI=true) this runs, and a missing fish fails it.
 Deno.test({
   name: "fish completes flag values, help, completions, --flag=value and controllers",
-  ignore: !hasFish,
+  ignore: !hasFish && Deno.env.get("CI") !== "true",
   async fn() {
     await using dir = await tempDir();
     for (const c of ["nvme0", "nvme7"]) {

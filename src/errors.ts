@@ -89,9 +89,6 @@ export class EnvironmentError extends NvmeofError {
   override readonly exitCode: number = EXIT.environment;
 }
 
-/** errno names for the values this tool meets (x86_64 Linux); defined in src/errno.ts. */
-export { ERRNO_NAMES };
-
 /** Returns "EINVAL" for 22, "errno 999" for values not in the table. */
 export function errnoName(errno: number): string {
   return ERRNO_NAMES[Math.abs(errno)] ?? `errno ${Math.abs(errno)}`;

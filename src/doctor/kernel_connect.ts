@@ -7,7 +7,7 @@ import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
 import type { ConnectOptions } from "../fabrics/options.ts";
-import { errnoName, type NvmeofError, ownError } from "../errors.ts";
+import { errnoName, EXIT, exitCodeOf, NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";
 
@@ -124,12 +124,12 @@ export async function kernelConnectCheck(paths: DoctorPaths, opts: ConnectOption
     );
   } catch (err) {
     if (err instanceof ConnectError) return classifyKernelConnect(err.errno, err.kernelLog, o);
-    const e = ownError(err) as NvmeofError;
+    const e = ownError(err);
     return check(
       id,
-      e.exitCode === 3 ? "skip" : "fail",
-      `could not try the kernel connect: ${e.message}`,
-      e.hint,
+      exitCodeOf(err) === EXIT.environment ? "skip" : "fail",
+      `could not try the kernel connect: ${e instanceof Error ? e.message : String(e)}`,
+      e instanceof NvmeofError ? e.hint : undefined,
     );
   }
 }

@@ -52,11 +52,8 @@ export function kernelSourceOptions(
   standin: boolean,
   env: (name: string) => string | undefined = Deno.env.get,
 ): KernelSourceOptions {
-  return {
-    proc: hostPaths(env).proc,
-    sysfs: hostPaths(env).sysfs,
-    rdma: !standin,
-  };
+  const { proc, sysfs } = hostPaths(env);
+  return { proc, sysfs, rdma: !standin };
 }
 
 function list(dir: string): string[] {

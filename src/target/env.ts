@@ -118,9 +118,10 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
     }
   }
   if (options.prepare) {
+    const { sysfs } = hostPaths();
     for (const t of new Set(options.transports ?? [])) {
       const mod = TRANSPORT_MODULES[t];
-      if (!mod || exists(`${hostPaths().sysfs}/module/${mod.replaceAll("-", "_")}`)) continue;
+      if (!mod || exists(`${sysfs}/module/${mod.replaceAll("-", "_")}`)) continue;
       if (!isRoot()) {
         throw new EnvironmentError(
           `Module ${mod} (for ${t} ports) is not loaded and loading it needs root.`,

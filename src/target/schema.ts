@@ -8,6 +8,7 @@
  * between subsystems and ports, duplicates); the schema is the part an editor can check as
  * you type. Integers may be written as digit strings, as the validator accepts them.
  */
+import { ANA_STATES, MAX_ANA_GROUP } from "../configfs/nvmet.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 
 /** A JSON Schema node (draft 2020-12 subset used here). */
@@ -146,7 +147,7 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
       },
       ana_grpid: int(
         1,
-        128,
+        MAX_ANA_GROUP,
         "ANA group of the namespace; every port of the subsystem must have it (group 1 always does).",
         1,
       ),
@@ -295,11 +296,11 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
     additionalProperties: false,
     required: ["id"],
     properties: {
-      id: int(1, 128, "Group id (ana_groups/<id>); namespaces name it in ana_grpid."),
+      id: int(1, MAX_ANA_GROUP, "Group id (ana_groups/<id>); namespaces name it in ana_grpid."),
       state: {
         type: "string",
         description: "ANA state on this port.",
-        enum: ["optimized", "non-optimized", "inaccessible", "persistent-loss", "change"],
+        enum: [...ANA_STATES],
         default: "optimized",
       },
     },

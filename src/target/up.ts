@@ -72,12 +72,14 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
   if (!dryRun) requireRoot();
   using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
   const peek = openNvmet(options.configfs, { prepare: false });
-  const spec = fromFile ?? oneLineSpec(req.oneLine!, readLive(peek));
+  // The one-line form reads the tree to reuse a live port; a dry run reads nothing else.
+  const peekLive = fromFile ? undefined : readLive(peek);
+  const spec = fromFile ?? oneLineSpec(req.oneLine!, peekLive!);
   const warnings = specWarnings(spec);
   for (const w of warnings) note(w);
   const transports = spec.ports.map((p) => p.trtype);
   const io = dryRun ? peek : openNvmet(options.configfs, { prepare: true, transports, note });
-  const live = readLive(io);
+  const live = dryRun && peekLive ? peekLive : readLive(io);
   refuseAuthWithoutSupport(spec, live);
   if (req.prune) {
     checkPruneByEmptySpec(spec, live, {

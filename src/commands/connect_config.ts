@@ -32,9 +32,10 @@ export async function connectConfigRun(ctx: RunContext, file: string): Promise<C
   }
   const { controllers, notes } = await configJsonControllers(file);
   for (const n of notes) ctx.note(n);
+  const release = runningKernelRelease();
   for (const o of controllers) {
     checkTransportOptions(o);
-    checkKernelOptions(o, runningKernelRelease());
+    checkKernelOptions(o, release);
   }
   if (ctx.values["dump-config"] === true) return dumpConfig(controllers);
   if (ctx.values["dry-run"] === true) {

@@ -2,7 +2,7 @@
  * Connecting an I/O controller end to end: report an identical existing connection instead of
  * duplicating it, write the option string, wait for the block devices, and time both steps.
  */
-import { EALREADY } from "../errno.ts";
+import { EALREADY, EINVAL } from "../errno.ts";
 import { badTokenFromLog, ConnectError } from "./connect_errors.ts";
 import { rowOfToken } from "./connect_table.ts";
 import { createController, existingControllers, waitReady } from "./controller.ts";
@@ -91,18 +91,15 @@ export async function connectSubsystem(
   };
 }
 
-/** errno of a write the kernel found invalid. */
-const EINVAL = 22;
-
 /**
  * The kernel's refusal of a token it does not know ("unknown parameter or missing value 'tls'"),
  * said as what it is: an option this kernel lacks, and the Linux release that has it.
  */
-export function unknownTokenError(err: unknown, release = runningKernelRelease()) {
+export function unknownTokenError(err: unknown, release?: string) {
   if (!(err instanceof ConnectError) || err.errno !== EINVAL) return undefined;
   if (!err.kernelLog.some((l) => /unknown parameter or missing value/.test(l))) return undefined;
   const token = badTokenFromLog(err.kernelLog)?.split("=")[0];
   const row = token === undefined ? undefined : rowOfToken(token);
   if (!row) return undefined;
-  return kernelTooOld(row, release ?? "unknown", err);
+  return kernelTooOld(row, release ?? runningKernelRelease() ?? "unknown", err);
 }

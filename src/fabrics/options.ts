@@ -5,6 +5,7 @@
  */
 import { EnvironmentError, quote, UsageError } from "../errors.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
+import { hostPaths } from "../paths.ts";
 import { NQN_MAX_BYTES, NVMF_NQN_SIZE } from "./nqn.ts";
 import {
   CONNECT_OPTIONS,
@@ -64,7 +65,7 @@ export function isSet(r: ConnectOptionRow, v: unknown): boolean {
 }
 
 /** The option-string token and value of each table option set in `o`, in table order. */
-export function tableTokens(o: ConnectOptions): Array<[string, string | undefined]> {
+function tableTokens(o: ConnectOptions): Array<[string, string | undefined]> {
   const out: Array<[string, string | undefined]> = [];
   for (const r of CONNECT_OPTIONS) {
     const v = o[r.field];
@@ -342,7 +343,7 @@ export function checkTransportOptions(o: ConnectOptions): void {
 }
 
 /** [major, minor] of a kernel release string ("6.1.0-13-amd64"), undefined when unreadable. */
-export function parseKernelRelease(release: string): KernelVersion | undefined {
+function parseKernelRelease(release: string): KernelVersion | undefined {
   const m = /^(\d+)\.(\d+)/.exec(release.trim());
   return m ? [Number(m[1]), Number(m[2])] : undefined;
 }
@@ -353,7 +354,7 @@ function older(a: KernelVersion, b: KernelVersion): boolean {
 
 /** The running kernel's release, from `<proc>/sys/kernel/osrelease` (NVMEOF_PROC moves /proc). */
 export function runningKernelRelease(
-  proc: string = Deno.env.get("NVMEOF_PROC") || "/proc",
+  proc: string = hostPaths().proc,
 ): string | undefined {
   try {
     return Deno.readTextFileSync(`${proc}/sys/kernel/osrelease`).trim() || undefined;

@@ -7,7 +7,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import type { ConnectOptions } from "../fabrics/options.ts";
+import { type ConnectOptions, TRANSPORTS } from "../fabrics/options.ts";
 import {
   connectionKey,
   optionsFromSaved,
@@ -72,7 +72,9 @@ export async function addEntry(
     secrets.push([r, raw[key]]);
     delete raw[key];
   }
-  if (typeof raw.transport !== "string" || !["rdma", "tcp"].includes(raw.transport)) {
+  if (
+    typeof raw.transport !== "string" || !(TRANSPORTS as readonly string[]).includes(raw.transport)
+  ) {
     out.notes.push(
       `${where}: transport ${quote(raw.transport)} skipped (nvmeof connects rdma and tcp).`,
     );
@@ -84,9 +86,10 @@ export async function addEntry(
     out.notes.push(`${where}: a TLS key given inline is not carried over (give its key serial).`);
   }
   const c = validateSaved(raw, where);
+  let base: string | undefined; // one digest per connection, for its host and controller keys
   for (const [r, secret] of secrets) {
     if (typeof secret !== "string" || secret === "") continue;
-    const base = await keyPath(etc, c);
+    base ??= await keyPath(etc, c);
     const path = r.field === "dhchapSecret" ? base : base.replace(/\.key$/, ".ctrl.key");
     (c as unknown as Record<string, unknown>)[r.saved] = path;
     out.keyFiles.push({ path, secret: secret.trim() });

@@ -90,11 +90,11 @@ export interface ConnectOptionRow {
 const INT_MAX = 2147483647;
 
 /** The HA profile's keep-alive timeout, seconds (README "High availability" has the figures). */
-export const HA_KEEP_ALIVE_TMO = 1;
+const HA_KEEP_ALIVE_TMO = 1;
 /** The HA profile's delay between reconnect attempts, seconds. */
-export const HA_RECONNECT_DELAY = 1;
+const HA_RECONNECT_DELAY = 1;
 /** The HA profile's fast_io_fail_tmo, seconds: how long I/O waits when no path is left. */
-export const HA_FAST_IO_FAIL_TMO = 30;
+const HA_FAST_IO_FAIL_TMO = 30;
 
 /** The table, in option-string order. */
 export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
@@ -393,7 +393,7 @@ export function versionText(v: KernelVersion): string {
 }
 
 /** The values completion offers after the address and identity flags (not table rows). */
-export const ADDRESS_COMPLETIONS: Readonly<Record<string, readonly string[]>> = {
+const ADDRESS_COMPLETIONS: Readonly<Record<string, readonly string[]>> = {
   transport: ["rdma", "tcp"],
   trsvcid: ["4420", "8009"],
 };

@@ -84,7 +84,7 @@ function rowFlag(r: ConnectOptionRow): OptionSpec {
 }
 
 /** nvme-cli's flags that take a secret on the command line: refused, with the file form shown. */
-export const INLINE_SECRET_FLAGS: Record<string, OptionSpec> = {
+const INLINE_SECRET_FLAGS: Record<string, OptionSpec> = {
   "dhchap-secret": {
     type: "string",
     short: "S",
@@ -165,7 +165,7 @@ export function isHostName(s: string): boolean {
  * the order nsswitch.conf gives; the first answer wins). A name that does not resolve is an
  * error naming it.
  */
-export async function resolveHostName(name: string, flag: string): Promise<string> {
+async function resolveHostName(name: string, flag: string): Promise<string> {
   const { lookup } = await import("node:dns/promises");
   try {
     return (await lookup(name)).address;

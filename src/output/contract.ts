@@ -8,7 +8,7 @@
  * nvme-cli's shapes (`list -o json`, `list-subsys`, `discover -o json`) are nvme-cli's contract,
  * key for key, and carry no version of ours.
  */
-export const NVMEOF_JSON = 1;
+const NVMEOF_JSON = 1;
 
 /** DATA with the contract's version as its first key. */
 export function versioned<T extends object>(data: T): { nvmeof_json: number } & T {

@@ -359,7 +359,6 @@ fabric_exec() {
     printf ' %q' "$@"
     printf '\n'
   } >"$jobs/$id.sh"
-  echo "$timeout" >"$jobs/$id.timeout"
   printf '%s\n' "$PWD" >"$jobs/$id.cwd"
   : >"$jobs/$id.go"
   start=$SECONDS
@@ -371,6 +370,11 @@ fabric_exec() {
       node_console_tail "$node" 15
       rm -f "$jobs/$id".*
       return 98
+    fi
+    # The bound is kept by this machine's clock (a guest's may run fast): once it is reached the
+    # node is told to stop the command (jobs/ID.stop), and has 30 s to say it did.
+    if [ $((SECONDS - start)) -ge "$timeout" ] && [ ! -e "$jobs/$id.stop" ]; then
+      : >"$jobs/$id.stop"
     fi
     if [ $((SECONDS - start)) -gt $((timeout + 30)) ]; then
       printf 'lab: error: %s did not answer within %s s\n' "$node" "$((timeout + 30))" >&2

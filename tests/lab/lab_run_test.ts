@@ -38,8 +38,8 @@ Deno.test("lab run: a command that overruns --timeout is stopped with exit 124",
   ]);
   assert.equal(r.code, 124);
   assert.equal(r.stdout, "started\n");
-  // This message comes from the bound inside the guest; the host's watchdog (timeout + 120 s)
-  // would say "the guest did not finish … and was stopped" instead.
+  // The guest stopped the command when this machine told it to; had it not, the watchdog would
+  // have killed qemu and said "… and was stopped" instead.
   assert.match(r.stderr, /the command did not finish within 3 s/);
   assert.doesNotMatch(r.stderr, /was stopped/);
 });
@@ -48,4 +48,25 @@ Deno.test("lab run: a usage mistake is exit 2 and boots nothing", async () => {
   const r = await lab(["--timeout", "soon", "--", "true"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--timeout takes whole seconds/);
+});
+
+Deno.test("lab run: the guest's clock keeps this machine's time, and the guest gets this machine's TSC rate", async () => {
+  // Files made on the job's share take this machine's clock; the guest reads its own around them.
+  const r = await lab([
+    "--",
+    "bash",
+    "-c",
+    "g0=$(date +%s.%N); : >/.lab/t0; sleep 5; : >/.lab/t1; g1=$(date +%s.%N); " +
+    'echo "$g0 $g1 $(stat -c %.9Y /.lab/t0) $(stat -c %.9Y /.lab/t1)"; cat /proc/cmdline',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const [times, cmdline] = r.stdout.split("\n");
+  const [g0, g1, h0, h1] = times.split(" ").map(Number);
+  const ratio = (g1 - g0) / (h1 - h0);
+  assert.ok(ratio > 0.8 && ratio < 1.25, `guest seconds per host second: ${ratio} (${times})`);
+  if (
+    Deno.build.os === "linux" && /\bconstant_tsc\b/.test(await Deno.readTextFile("/proc/cpuinfo"))
+  ) {
+    assert.match(cmdline, /\btsc_early_khz=\d+/);
+  }
 });

@@ -27,9 +27,6 @@ import { ipUp, type IpView } from "./ip_checks.ts";
 /** The smallest MAXH2CDATA a Linux host accepts (NVME_TCP_MIN_MAXH2CDATA); it must be a multiple of 4. */
 export const MIN_MAXH2CDATA = 4096;
 
-/** How long the target gets to close its side after ours is shut. */
-const CLOSE_WAIT_MS = 2000;
-
 /** What happened, in order of how far the probe got. */
 export type TcpProbeResult =
   /** The connect could not be attempted here (bad address, no socket). */
@@ -70,7 +67,7 @@ export interface TcpProbeOutcome {
   term?: TermReq;
   /** Why the answer is not an ICResp. */
   notIcResp?: string;
-  /** After our FIN: whether the target closed its side within the wait (its queue released). */
+  /** After our FIN: whether the target closed its side within timeoutMs (its queue released). */
   targetClosed?: boolean;
   /** A local failure before anything was sent. */
   localError?: string;
@@ -137,14 +134,17 @@ function expected(b: Uint8Array): number {
   return b.length; // something else: what came is what we judge
 }
 
-/** Shuts our side and waits (bounded) for the peer's FIN, discarding what it still sends. */
-async function closeCleanly(conn: Deno.TcpConn): Promise<boolean> {
+/**
+ * Shuts our side and waits up to ms for the peer's FIN, discarding what it still sends. nvmet-tcp
+ * closes once it has released the queue (an RCU grace period and a workqueue item later).
+ */
+async function closeCleanly(conn: Deno.TcpConn, ms: number): Promise<boolean> {
   try {
     await conn.closeWrite();
   } catch {
     return false;
   }
-  const deadline = Date.now() + CLOSE_WAIT_MS;
+  const deadline = Date.now() + ms;
   const sink = new Uint8Array(4096);
   while (Date.now() < deadline) {
     const r = await readWithin(conn, sink, deadline - Date.now());
@@ -175,7 +175,8 @@ function judgeAnswer(bytes: Uint8Array): Partial<TcpProbeOutcome> {
 
 /**
  * Connects to traddr:trsvcid over TCP, sends an ICReq (no digests, as `nvme connect` asks by
- * default) and reads the answer; the connect and the answer are each bounded by `timeoutMs`.
+ * default) and reads the answer; the connect, the answer and the target's close after ours are
+ * each bounded by `timeoutMs`.
  */
 export async function probeNvmeTcp(
   traddr: string,
@@ -207,7 +208,7 @@ export async function probeNvmeTcp(
       out.result = end.error === errnoName(ECONNRESET) ? "reset" : "closed";
       out.errno = end.error;
     }
-    if (end !== "timeout") out.targetClosed = await closeCleanly(conn);
+    if (end !== "timeout") out.targetClosed = await closeCleanly(conn, opts.timeoutMs);
     return out;
   } catch (err) {
     // The write failed: the peer reset the connection at once.
@@ -301,7 +302,8 @@ export function classifyTcpProbe(o: TcpProbeOutcome, ip?: IpView): Check {
     ? ""
     : o.targetClosed
     ? "; closed again (the target closed its side: no queue left behind)"
-    : `; closed again (the target did not close its side within ${CLOSE_WAIT_MS} ms)`;
+    : `; closed again (the target had not closed its side ${o.timeoutMs} ms after this side did: ` +
+      "it may still be releasing the queue)";
   switch (o.result) {
     case "local_error":
       return c("skip", `could not open a TCP connection to ${where}: ${o.localError}`);

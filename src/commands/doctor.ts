@@ -54,8 +54,8 @@ MTU, loss) do not apply; host: nvme-tcp instead of nvme-rdma. Towards -a:
   address    ICMP echo and the ARP entry, as for rdma
   listener   a TCP connect to -s (default 4420), then the ICReq a Linux host sends: an ICResp
              is an NVMe/TCP target (its PFV, digests, CPDA and MAXH2CDATA named; the probe
-             then closes its side and waits for the target to close its own, so no queue is
-             left behind); "refused" is nothing listening on that port (the tcp port is not
+             then closes its side and waits for the target to end its own, with a FIN or,
+             as nvmet-tcp does, a reset, so no queue is left behind); "refused" is nothing listening on that port (the tcp port is not
              enabled, or is for another address or port); a timeout is a firewall dropping the
              port when the address answers ICMP or ARP, else a wrong address or a target that
              is down; no answer, bytes that are not an ICResp, or a close without a byte is

@@ -67,8 +67,14 @@ export interface TcpProbeOutcome {
   term?: TermReq;
   /** Why the answer is not an ICResp. */
   notIcResp?: string;
-  /** After our FIN: whether the target closed its side within timeoutMs (its queue released). */
-  targetClosed?: boolean;
+  /**
+   * After our FIN, how the target ended its side within timeoutMs: its own FIN, or a reset
+   * (nvmet-tcp sets SO_LINGER 0 on its queues, so releasing one resets the connection); "open"
+   * when it had done neither by then.
+   */
+  targetClose?: "fin" | "reset" | "open";
+  /** How long after our FIN the target ended its side. */
+  targetCloseMs?: number;
   /** A local failure before anything was sent. */
   localError?: string;
 }
@@ -135,23 +141,29 @@ function expected(b: Uint8Array): number {
 }
 
 /**
- * Shuts our side and waits up to ms for the peer's FIN, discarding what it still sends. nvmet-tcp
- * closes once it has released the queue (an RCU grace period and a workqueue item later).
+ * Shuts our side (FIN) and waits up to ms for the peer to end its own, discarding what it still
+ * sends: a FIN, or a reset (nvmet-tcp releases the queue and closes with SO_LINGER 0).
  */
-async function closeCleanly(conn: Deno.TcpConn, ms: number): Promise<boolean> {
+async function closeCleanly(
+  conn: Deno.TcpConn,
+  ms: number,
+): Promise<Pick<TcpProbeOutcome, "targetClose" | "targetCloseMs">> {
+  const start = performance.now();
+  const took = () => Math.round(performance.now() - start);
   try {
     await conn.closeWrite();
   } catch {
-    return false;
+    return { targetClose: "reset", targetCloseMs: 0 };
   }
   const deadline = Date.now() + ms;
   const sink = new Uint8Array(4096);
   while (Date.now() < deadline) {
     const r = await readWithin(conn, sink, deadline - Date.now());
-    if (r === "eof") return true;
-    if (typeof r !== "number") return false;
+    if (r === "eof") return { targetClose: "fin", targetCloseMs: took() };
+    if (typeof r === "object") return { targetClose: "reset", targetCloseMs: took() };
+    if (r === "timeout") break;
   }
-  return false;
+  return { targetClose: "open" };
 }
 
 /** The outcome of a connect that failed with `err`. */
@@ -208,7 +220,7 @@ export async function probeNvmeTcp(
       out.result = end.error === errnoName(ECONNRESET) ? "reset" : "closed";
       out.errno = end.error;
     }
-    if (end !== "timeout") out.targetClosed = await closeCleanly(conn, opts.timeoutMs);
+    if (end !== "timeout") Object.assign(out, await closeCleanly(conn, opts.timeoutMs));
     return out;
   } catch (err) {
     // The write failed: the peer reset the connection at once.
@@ -270,7 +282,8 @@ export function tcpProbeFound(o: TcpProbeOutcome): Record<string, unknown> {
     ...(o.icresp ? { icresp: o.icresp } : {}),
     ...(o.term ? { c2h_term: o.term } : {}),
     ...(o.result === "not_icresp" && o.bytes ? { reply: showBytes(o.bytes) } : {}),
-    ...(o.targetClosed !== undefined ? { target_closed: o.targetClosed } : {}),
+    ...(o.targetClose ? { target_close: o.targetClose } : {}),
+    ...(o.targetCloseMs !== undefined ? { target_close_ms: o.targetCloseMs } : {}),
   };
 }
 
@@ -298,12 +311,15 @@ export function classifyTcpProbe(o: TcpProbeOutcome, ip?: IpView): Check {
   const whoListens =
     `on the target: ss -ltnp 'sport = :${o.trsvcid}' names the program on that port ` +
     "(nvmet-tcp's listener is a kernel socket and shows no process)";
-  const after = o.targetClosed === undefined
+  const after = o.targetClose === undefined
     ? ""
-    : o.targetClosed
-    ? "; closed again (the target closed its side: no queue left behind)"
-    : `; closed again (the target had not closed its side ${o.timeoutMs} ms after this side did: ` +
-      "it may still be releasing the queue)";
+    : o.targetClose === "open"
+    ? `; closed this side, but the target had not closed its own ${o.timeoutMs} ms later ` +
+      "(it may still be releasing the queue)"
+    : `; closed again: the target ended its side ${o.targetCloseMs} ms after this one ` +
+      `(${
+        o.targetClose === "fin" ? "FIN" : "reset, as nvmet-tcp closes a queue"
+      }): no queue left behind`;
   switch (o.result) {
     case "local_error":
       return c("skip", `could not open a TCP connection to ${where}: ${o.localError}`);

@@ -290,7 +290,7 @@ Deno.test("doctor -t tcp: an NVMe/TCP listener's ICResp is reach.listener ok, fo
     ddgst: false,
     maxh2cdata: 4194304,
   });
-  assert.equal(l.found.target_closed, true);
+  assert.equal(l.found.target_close, "fin");
   // nvme-tcp is not in the fixture's modules.dep: not installed.
   assert.equal(get("host.module.nvme_tcp").status, "fail");
   assert.match(get("host.module.nvme_tcp").seen, /nvme-tcp/);

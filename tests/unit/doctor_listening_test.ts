@@ -77,7 +77,7 @@ Deno.test("a tcp port whose listener answers the ICReq with an ICResp is bound; 
   const icresp = { pfv: 0, cpda: 0, hdgst: false, ddgst: false, maxh2cdata: 4194304 };
   const c = classifyTcpListening(
     TCP_PORT,
-    tcpOutcome({ icresp, connectMs: 1, targetClosed: true }),
+    tcpOutcome({ icresp, connectMs: 1, targetClose: "reset", targetCloseMs: 3 }),
   );
   assert.equal(c.id, "target.port.4.listening");
   assert.equal(c.status, "ok");

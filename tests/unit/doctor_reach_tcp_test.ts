@@ -82,7 +82,7 @@ Deno.test("tcp probe: a good ICResp is an NVMe/TCP listener: PFV, digests, MAXH2
   const o = await probeNvmeTcp(LO, s.port, { timeoutMs: 3000 });
   assert.equal(o.result, "icresp");
   assert.deepEqual(o.icresp, { pfv: 0, cpda: 0, hdgst: false, ddgst: false, maxh2cdata: 4194304 });
-  assert.equal(o.targetClosed, true);
+  assert.equal(o.targetClose, "fin");
   assert.deepEqual(seen.icreq, encodeIcReq());
   assert.equal(seen.clientFin, true, "the probe sends nothing after the ICReq but its FIN");
   const c = classifyTcpProbe(o);
@@ -94,10 +94,46 @@ Deno.test("tcp probe: a good ICResp is an NVMe/TCP listener: PFV, digests, MAXH2
       `^an NVMe/TCP target answers at 127\\.0\\.0\\.1:${s.port}: ICResp PFV 0 \\(1\\.0\\), no digests, CPDA 0, MAXH2CDATA 4194304 bytes`,
     ),
   );
-  assert.match(c.seen, /the target closed its side: no queue left behind/);
+  assert.match(
+    c.seen,
+    /closed again: the target ended its side \d+ ms after this one \(FIN\): no queue left behind/,
+  );
   assert.equal(c.fix, undefined);
   assert.equal(c.found?.result, "icresp");
   assert.deepEqual(c.found?.icresp, o.icresp);
+});
+
+Deno.test("tcp verdict: a target that ends its side with a reset after the probe's FIN (nvmet-tcp's SO_LINGER 0) has released the queue", () => {
+  const c = classifyTcpProbe({
+    traddr: "10.0.0.2",
+    trsvcid: 4420,
+    result: "icresp",
+    timeoutMs: 5000,
+    connectMs: 2,
+    icresp: { pfv: 0, cpda: 0, hdgst: false, ddgst: false, maxh2cdata: 4194304 },
+    targetClose: "reset",
+    targetCloseMs: 12,
+  });
+  assert.equal(c.status, "ok");
+  assert.match(
+    c.seen,
+    /closed again: the target ended its side 12 ms after this one \(reset, as nvmet-tcp closes a queue\): no queue left behind/,
+  );
+  assert.equal(c.found?.target_close, "reset");
+  assert.equal(c.found?.target_close_ms, 12);
+});
+
+Deno.test("tcp probe: a target that keeps its side open after the ICResp and the probe's FIN is named, bounded by the timeout", async () => {
+  await using s = fakeServer(async (c) => {
+    await readFull(c, 128);
+    await c.write(icresp());
+    await c.read(new Uint8Array(1)); // the FIN
+    await new Promise((r) => setTimeout(r, 800)); // and stays open past the probe's bound
+  });
+  const o = await probeNvmeTcp(LO, s.port, { timeoutMs: 300 });
+  assert.equal(o.result, "icresp");
+  assert.equal(o.targetClose, "open");
+  assert.match(classifyTcpProbe(o).seen, /the target had not closed its own 300 ms later/);
 });
 
 Deno.test("tcp probe: a port with no listener is 'refused' (ECONNREFUSED), with the tcp port to create", async () => {

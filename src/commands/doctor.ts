@@ -1,11 +1,11 @@
 /**
- * `nvmeof doctor`: the NVMe-oF/RDMA troubleshooting checklist as a command. It names the real
+ * `nvmeof doctor`: the NVMe-oF (RDMA, TCP) troubleshooting checklist as a command. It names the real
  * cause behind "Connection timed out" and "Failed to write to /dev/nvme-fabrics".
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
-import { ADDRESS_FLAGS } from "../fabrics/flags.ts";
+import { ADDRESS_FLAGS, transportFromFlags } from "../fabrics/flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";
 import { runDoctor } from "../doctor/run.ts";
@@ -48,12 +48,26 @@ Reachability (with -a), from this host's side:
              and which MTU to change
   loss       the RDMA port's hw_counters around 32 Identify Controller transfers from the
              discovery controller: sequence errors or retries mean the fabric is not lossless
+With -t tcp, the listener is an NVMe/TCP one and the RDMA checks (devices, GID, RoCE v2, path
+MTU, loss) do not apply; host: nvme-tcp instead of nvme-rdma. Towards -a:
+  route      the route to the address (any netdev carries TCP)
+  address    ICMP echo and the ARP entry, as for rdma
+  listener   a TCP connect to -s (default 4420), then the ICReq a Linux host sends: an ICResp
+             is an NVMe/TCP target (its PFV, digests, CPDA and MAXH2CDATA named; the probe
+             then closes its side and waits for the target to end its own, with a FIN or,
+             as nvmet-tcp does, a reset, so no queue is left behind); "refused" is nothing listening on that port (the tcp port is not
+             enabled, or is for another address or port); a timeout is a firewall dropping the
+             port when the address answers ICMP or ARP, else a wrong address or a target that
+             is down; no answer, bytes that are not an ICResp, or a close without a byte is
+             something else on that port (or, for a close, an ICReq nvmet-tcp refused, or a
+             port that requires TLS); a C2HTermReq is a target that refused the ICReq
 With -n as well, the kernel initiator connects for real (one I/O queue) and is disconnected at
 once; its errno and kernel log are translated (host not allowed, subsystem not on that port …).
 
 Roots can be moved for tests: --configfs, NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME,
 NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   options: {
+    transport: ADDRESS_FLAGS.transport,
     traddr: { type: "string", short: "a", value: "ADDR", description: "Target address to test" },
     trsvcid: ADDRESS_FLAGS.trsvcid,
     nqn: {
@@ -83,7 +97,8 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     timeout: {
       type: "string",
       value: "MS",
-      description: "Bound on each RDMA-CM wait of the reachability probe (default 5000)",
+      description:
+        "Bound on each wait of the reachability probe: RDMA-CM, or the TCP connect and the ICResp (default 5000)",
     },
   },
   examples: [
@@ -92,6 +107,8 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     "nvmeof doctor -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # and connect for real",
     "nvmeof doctor --role target -a 10.0.0.2 -n nqn.2024-01.io.example:disk1 -q HOSTNQN   # on the target: is that host allowed, on which port",
     "nvmeof doctor -a 10.0.0.2 -s 4421 -o json   # the same as data",
+    "nvmeof doctor -t tcp -a 10.0.0.2   # an NVMe/TCP target: TCP connect to 4420, then ICReq/ICResp",
+    "nvmeof doctor -t tcp -a 10.0.0.2 -s 8009 -o json   # its discovery port, as data (found: the ICResp)",
   ],
   async run(ctx) {
     const v = ctx.values;
@@ -102,6 +119,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     const traddr = v.traddr === undefined
       ? undefined
       : checkAddress(String(v.traddr), "-a/--traddr");
+    const transport = transportFromFlags(v);
     const trsvcid = checkTrsvcid(String(v.trsvcid ?? DEFAULT_TRSVCID), "-s/--trsvcid");
     const nqn = v.nqn === undefined ? undefined : checkNqn(String(v.nqn), "-n/--nqn");
     const hostnqn = v.hostnqn === undefined
@@ -119,6 +137,7 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
       role: role as DoctorReport["role"] | undefined,
       traddr,
       trsvcid,
+      transport,
       nqn,
       hostnqn,
       hostid: stringFlag(v, "hostid"),

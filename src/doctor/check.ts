@@ -16,6 +16,8 @@ export interface Check {
   seen: string;
   /** The command or file change that fixes it (absent when ok). */
   fix?: string;
+  /** What a probe read, as data for `-o json` (spec field names); the text shows `seen` only. */
+  found?: Record<string, unknown>;
 }
 
 /** Builds a check; `fix` is dropped for ok results. */

@@ -142,7 +142,10 @@ export async function hostIdentityCheck(paths: DoctorPaths): Promise<Check> {
 }
 
 /** The /dev/nvme-fabrics device. */
-export function fabricsDeviceCheck(paths: DoctorPaths): Check {
+export function fabricsDeviceCheck(
+  paths: DoctorPaths,
+  transport: "rdma" | "tcp" = "rdma",
+): Check {
   const dev = `${paths.dev}/nvme-fabrics`;
   const kind = fileKind(dev, { follow: true });
   if (kind !== undefined) return check("host.dev.nvme_fabrics", "ok", `${dev} exists`);
@@ -152,26 +155,39 @@ export function fabricsDeviceCheck(paths: DoctorPaths): Check {
     m.state === "loadable" ? "warn" : "fail",
     `${dev} does not exist` +
       (m.state === "loadable" ? " (module nvme-fabrics is not loaded; it is installed)" : ""),
-    "modprobe nvme-fabrics nvme-rdma",
+    `modprobe nvme-fabrics nvme-${transport}`,
   );
 }
 
-/** All host-side checks. */
-export async function hostChecks(paths: DoctorPaths): Promise<Check[]> {
+/** All host-side checks; `transport` picks the host transport module and whether RDMA's user space matters. */
+export async function hostChecks(
+  paths: DoctorPaths,
+  transport: "rdma" | "tcp" = "rdma",
+): Promise<Check[]> {
   const user = "needed by user-space RDMA (nvmeof doctor's reachability test, rping, perftest)";
+  const transportModule = transport === "tcp"
+    ? moduleCheck(paths, "host.module.nvme_tcp", "nvme-tcp", {
+      needed: "it is the NVMe/TCP host transport",
+      autoload: "the kernel requests it at the first connect with transport=tcp",
+    })
+    : moduleCheck(paths, "host.module.nvme_rdma", "nvme-rdma", {
+      needed: "it is the NVMe/RDMA host transport",
+      autoload: "the kernel requests it at the first connect with transport=rdma",
+    });
   return [
     moduleCheck(paths, "host.module.nvme_fabrics", "nvme-fabrics", {
       needed: "it provides /dev/nvme-fabrics",
       autoload: "nvmeof connect loads it when needed",
     }),
-    moduleCheck(paths, "host.module.nvme_rdma", "nvme-rdma", {
-      needed: "it is the NVMe/RDMA host transport",
-      autoload: "the kernel requests it at the first connect with transport=rdma",
-    }),
-    fabricsDeviceCheck(paths),
+    transportModule,
+    fabricsDeviceCheck(paths, transport),
     await hostIdentityCheck(paths),
-    moduleCheck(paths, "host.module.ib_uverbs", "ib_uverbs", { needed: user }),
-    moduleCheck(paths, "host.module.rdma_ucm", "rdma_ucm", { needed: user }),
+    ...(transport === "rdma"
+      ? [
+        moduleCheck(paths, "host.module.ib_uverbs", "ib_uverbs", { needed: user }),
+        moduleCheck(paths, "host.module.rdma_ucm", "rdma_ucm", { needed: user }),
+      ]
+      : []),
     ...await multipathChecks(paths),
   ];
 }

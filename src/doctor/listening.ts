@@ -1,8 +1,9 @@
 /**
- * Whether each enabled rdma port of the local target is really bound: nvmet binds the port's
- * address when the first subsystem is linked, and a failed bind shows only in the kernel log.
- * For every port whose address is on a local RDMA port, the doctor sends the admin-queue connect
- * request to it and reads the answer.
+ * Whether each enabled rdma or tcp port of the local target is really bound: nvmet binds the
+ * port's address when the first subsystem is linked, and a failed bind shows only in the kernel
+ * log. For every rdma port whose address is on a local RDMA port, the doctor sends the
+ * admin-queue connect request to it and reads the answer; for every tcp port whose address is
+ * local (or the wildcard, probed at the loopback address), the ICReq.
  */
 import type { LivePort } from "../configfs/nvmet.ts";
 import { type Check, check } from "./check.ts";
@@ -10,6 +11,43 @@ import { type Devices, gidsFor } from "./fabric.ts";
 import type { DoctorPaths } from "./paths.ts";
 import { classifyProbe, probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
 import { readNvmet } from "./target.ts";
+import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
+import { canonicalIp, localAddresses, localInterfaceOf } from "../net/address.ts";
+
+/** The verdict on a tcp port from the ICReq probe's answer. */
+export function classifyTcpListening(p: LivePort, o: TcpProbeOutcome): Check {
+  const id = `target.port.${p.id}.listening`;
+  const where = `${o.traddr.includes(":") ? `[${o.traddr}]` : o.traddr}:${o.trsvcid}`;
+  const v = classifyTcpProbe(o);
+  if (v.status === "ok") {
+    return {
+      ...check(id, "ok", `port ${p.id} answers at ${where}: bound, ${v.seen.replace(/^an? /, "")}`),
+      found: v.found,
+    };
+  }
+  if (v.status === "skip") return check(id, "skip", v.seen);
+  return {
+    ...check(
+      id,
+      "fail",
+      `port ${p.id} (tcp) has ${p.subsystems.length} subsystem(s) linked but its listener does not ` +
+        `answer the ICReq at ${where}: ${v.seen}`,
+      "read the bind error: dmesg | grep nvmet_tcp ('failed to bind port socket': the address is not " +
+        "on this host, or another socket holds the port); then unlink and relink a subsystem to bind " +
+        `again: rm /sys/kernel/config/nvmet/ports/${p.id}/subsystems/NQN; ln -s ` +
+        `/sys/kernel/config/nvmet/subsystems/NQN /sys/kernel/config/nvmet/ports/${p.id}/subsystems/NQN`,
+    ),
+    found: v.found,
+  };
+}
+
+/** Where to probe a tcp port's listener from this host: its address if local, loopback for a wildcard. */
+export function tcpProbeAddress(traddr: string, local = localAddresses()): string | undefined {
+  const c = canonicalIp(traddr);
+  if (c === "0.0.0.0") return "127.0.0.1";
+  if (c === "::") return "::1";
+  return localInterfaceOf(traddr, local) ? traddr : undefined;
+}
 
 /** The verdict on one port from the probe's answer. */
 export function classifyListening(p: LivePort, o: ProbeOutcome): Check {
@@ -42,14 +80,19 @@ export async function listeningChecks(
   devices: Devices,
   timeoutMs: number,
 ): Promise<Check[]> {
-  if ("error" in devices) return [];
   const tree = readNvmet(paths);
   if (!tree) return [];
   const out: Check[] = [];
   for (const p of tree.ports) {
     const addr = p.attr.addr_traddr ?? "";
     const port = Number(p.attr.addr_trsvcid);
-    if (p.attr.addr_trtype !== "rdma" || p.subsystems.length === 0 || !port) continue;
+    if (p.subsystems.length === 0 || !port) continue;
+    if (p.attr.addr_trtype === "tcp") {
+      const at = tcpProbeAddress(addr);
+      if (at) out.push(classifyTcpListening(p, await probeNvmeTcp(at, port, { timeoutMs })));
+      continue;
+    }
+    if (p.attr.addr_trtype !== "rdma" || "error" in devices) continue;
     if (!gidsFor(devices, addr).length) continue;
     try {
       out.push(classifyListening(p, await probeNvmeRdma(addr, port, { timeoutMs })));

@@ -15,11 +15,13 @@ import {
   portStateChecks,
   routeCheck,
   routeTo,
+  type RouteView,
 } from "./fabric.ts";
 import { hostChecks } from "./host.ts";
 import { kernelConnectCheck } from "./kernel_connect.ts";
 import type { DoctorPaths } from "./paths.ts";
 import { probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
+import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
 import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
 import { lossCheck, readHwCounters, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
@@ -27,6 +29,7 @@ import { targetChecks } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
 import { chooseRole, type Role } from "./role.ts";
 import { localAddresses } from "../net/address.ts";
+import type { Transport } from "../fabrics/options.ts";
 
 /** What to check. */
 export interface DoctorOptions {
@@ -34,6 +37,8 @@ export interface DoctorOptions {
   role?: Role;
   traddr?: string;
   trsvcid: string;
+  /** -t: the listener is probed in this transport's own way (default rdma). */
+  transport?: Transport;
   nqn?: string;
   hostnqn?: string;
   hostid?: string;
@@ -112,6 +117,40 @@ async function reachChecks(
   return checks;
 }
 
+/** The route to an NVMe/TCP target: any netdev carries TCP, so only whether there is one. */
+export function tcpRouteCheck(addr: string, r: RouteView): Check {
+  const id = "fabric.route";
+  if (r.error || !r.dev) {
+    return check(
+      id,
+      "skip",
+      `could not determine the route to ${addr}: ${r.error ?? "no device in the answer"}`,
+      `look by hand: ip route get ${addr}`,
+    );
+  }
+  if (r.type === "local") {
+    return check(id, "ok", `${addr} is a local address (on ${r.dev}): the target is this host`);
+  }
+  return check(
+    id,
+    "ok",
+    `route to ${addr} leaves through ${r.dev}${r.prefsrc ? ` from ${r.prefsrc}` : ""}` +
+      (r.gateway ? ` via ${r.gateway}` : ""),
+  );
+}
+
+/** Route, IP answer and the NVMe/TCP listener (TCP connect, ICReq/ICResp) towards -a. */
+async function tcpReachChecks(
+  paths: DoctorPaths,
+  o: DoctorOptions & { traddr: string },
+): Promise<Check[]> {
+  const route = await routeTo(o.traddr);
+  const ip0 = await observeIp(o.traddr, route, o);
+  const probe = await probeNvmeTcp(o.traddr, Number(o.trsvcid), { timeoutMs: o.timeoutMs });
+  const ip = withNeighbour(paths, ip0);
+  return [tcpRouteCheck(o.traddr, route), addressCheck(ip), classifyTcpProbe(probe, ip)];
+}
+
 /** Reads the probe port's hw_counters around a short transfer. */
 async function lossAfterTransfer(
   paths: DoctorPaths,
@@ -146,10 +185,16 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
   const { role, reason } = chooseRole(o.role, o.traddr, localAddresses());
   const initiator = role !== "target";
   const target = role !== "initiator";
-  if (initiator) checks.push(...await hostChecks(paths));
+  const transport = o.transport ?? "rdma";
+  if (initiator) checks.push(...await hostChecks(paths, transport));
 
   const devices = readDevices();
-  checks.push(devicesCheck(devices));
+  const dc = devicesCheck(devices);
+  checks.push(
+    transport === "tcp" && dc.status !== "ok"
+      ? check(dc.id, "skip", `${dc.seen} (-t tcp needs none)`)
+      : dc,
+  );
   checks.push(...portStateChecks(devices));
   checks.push(...mtuChecks(devices));
   if ("devices" in devices) {
@@ -182,13 +227,17 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       "nvmeof doctor -a TARGET_ADDR [-s 4420] [-n NQN]",
     ));
   } else if (initiator) {
-    checks.push(...await reachChecks(paths, devices, { ...o, traddr: o.traddr }));
+    checks.push(
+      ...transport === "tcp"
+        ? await tcpReachChecks(paths, { ...o, traddr: o.traddr })
+        : await reachChecks(paths, devices, { ...o, traddr: o.traddr }),
+    );
     if (o.nqn) {
       try {
         const id = await resolveHostIdentity({ hostnqn: o.hostnqn, hostid: o.hostid }, paths);
         checks.push(
           await kernelConnectCheck(paths, {
-            transport: "rdma",
+            transport,
             traddr: o.traddr,
             trsvcid: o.trsvcid,
             nqn: o.nqn,

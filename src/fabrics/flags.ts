@@ -131,16 +131,22 @@ function str(values: OptionValues, name: string): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-/** Reads -t/-a/-s (traddr required). */
-export function addressFromFlags(
-  values: OptionValues,
-): Pick<ConnectOptions, "transport" | "traddr" | "trsvcid"> {
+/** Reads -t (default rdma); anything but a transport of TRANSPORTS is a usage error. */
+export function transportFromFlags(values: OptionValues): Transport {
   const transport = str(values, "transport") ?? "rdma";
   if (!(TRANSPORTS as readonly string[]).includes(transport)) {
     throw new UsageError(`Transport ${quote(transport)} is not supported.`, {
       hint: "Use -t rdma (or -t tcp).",
     });
   }
+  return transport as Transport;
+}
+
+/** Reads -t/-a/-s (traddr required). */
+export function addressFromFlags(
+  values: OptionValues,
+): Pick<ConnectOptions, "transport" | "traddr" | "trsvcid"> {
+  const transport = transportFromFlags(values);
   const traddr = str(values, "traddr");
   if (traddr === undefined) {
     throw new UsageError("The target address is missing.", {
@@ -148,7 +154,7 @@ export function addressFromFlags(
     });
   }
   return {
-    transport: transport as Transport,
+    transport,
     traddr: checkAddress(traddr, "-a/--traddr"),
     trsvcid: checkTrsvcid(str(values, "trsvcid") ?? DEFAULT_TRSVCID, "-s/--trsvcid"),
   };

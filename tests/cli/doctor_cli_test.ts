@@ -108,7 +108,7 @@ Deno.test("doctor -o json: the same checks as data, summary counts matching, exi
   const counts: Record<string, number> = { ok: 0, warn: 0, fail: 0, skip: 0 };
   for (const c of j.checks) {
     assert.deepEqual(
-      Object.keys(c).filter((k) => !["id", "status", "seen", "fix"].includes(k)),
+      Object.keys(c).filter((k) => !["id", "status", "seen", "fix", "found"].includes(k)),
       [],
     );
     counts[c.status]++;
@@ -220,4 +220,112 @@ Deno.test("doctor -a LOCAL without --role checks the local target too, and says 
   assert.equal(j.role_reason, "127.0.0.1 is an address of this machine (lo): the target is here");
   const port = j.checks.find((c: { id: string }) => c.id === "target.port.1.enabled");
   assert.equal(port.status, "fail");
+});
+
+/** A listener on 127.0.0.1 that answers every ICReq with nvmet-tcp's ICResp; closed by `await using`. */
+function fakeNvmeTcpTarget() {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const served = (async () => {
+    for await (const c of l) {
+      try {
+        const req = new Uint8Array(128);
+        let got = 0;
+        while (got < 128) {
+          const n = await c.read(req.subarray(got));
+          if (n === null) break;
+          got += n;
+        }
+        const b = new Uint8Array(128);
+        b[0] = 0x01;
+        b[2] = 128;
+        new DataView(b.buffer).setUint32(4, 128, true);
+        new DataView(b.buffer).setUint32(12, 0x400000, true);
+        if (got === 128 && req[0] === 0x00) await c.write(b);
+        await c.read(new Uint8Array(1)); // the doctor's FIN
+      } catch { /* the doctor went away */ }
+      c.close();
+    }
+  })().catch(() => {});
+  return {
+    port: (l.addr as Deno.NetAddr).port,
+    async [Symbol.asyncDispose]() {
+      l.close();
+      await served;
+    },
+  };
+}
+
+Deno.test("doctor -t tcp: an NVMe/TCP listener's ICResp is reach.listener ok, found as data; nvme-tcp replaces the RDMA host checks", async () => {
+  await using d = await tempDir();
+  const f = await fixture(d.path);
+  await using t = fakeNvmeTcpTarget();
+  const r = await nvmeof(
+    [
+      "doctor",
+      "-t",
+      "tcp",
+      "--role",
+      "initiator",
+      "-a",
+      "127.0.0.1",
+      "-s",
+      String(t.port),
+      "-o",
+      "json",
+    ],
+    { env: f.env },
+  );
+  const j = JSON.parse(r.stdout);
+  const get = (id: string) => j.checks.find((c: { id: string }) => c.id === id);
+  const l = get("reach.listener");
+  assert.equal(l.status, "ok", JSON.stringify(l));
+  assert.match(
+    l.seen,
+    new RegExp(`^an NVMe/TCP target answers at 127\\.0\\.0\\.1:${t.port}: ICResp PFV 0`),
+  );
+  assert.deepEqual(l.found.icresp, {
+    pfv: 0,
+    cpda: 0,
+    hdgst: false,
+    ddgst: false,
+    maxh2cdata: 4194304,
+  });
+  assert.equal(l.found.target_close, "fin");
+  // nvme-tcp is not in the fixture's modules.dep: not installed.
+  assert.equal(get("host.module.nvme_tcp").status, "fail");
+  assert.match(get("host.module.nvme_tcp").seen, /nvme-tcp/);
+  assert.equal(get("host.module.nvme_rdma"), undefined);
+  assert.equal(get("host.module.rdma_ucm"), undefined);
+  for (const rdmaOnly of ["reach.roce_v2", "reach.path_mtu", "reach.loss", "fabric.gid"]) {
+    assert.equal(get(rdmaOnly), undefined, rdmaOnly);
+  }
+  assert.equal(get("fabric.route").status, "ok");
+  assert.notEqual(get("fabric.rdma_device").status, "fail");
+});
+
+Deno.test("doctor -t tcp: a port nobody listens on is 'refused', exit 1, the tcp port to create named", async () => {
+  await using d = await tempDir();
+  const f = await fixture(d.path);
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  const r = await nvmeof(
+    ["doctor", "-t", "tcp", "--role", "initiator", "-a", "127.0.0.1", "-s", String(port)],
+    { env: f.env },
+  );
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stdout,
+    new RegExp(
+      `^fail\\s+reach\\.listener\\s+nothing listens at 127\\.0\\.0\\.1:${port}: the TCP connect was refused \\(ECONNREFUSED\\)`,
+      "m",
+    ),
+  );
+  assert.match(r.stdout, /fix: on the target, create a tcp port for 127\.0\.0\.1/);
+});
+
+Deno.test("doctor -t with an unknown transport is a usage error, exit 2", async () => {
+  const r = await nvmeof(["doctor", "-t", "fc", "-a", "127.0.0.1"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /Transport 'fc' is not supported/);
 });

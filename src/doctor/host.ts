@@ -155,7 +155,7 @@ export function fabricsDeviceCheck(
     m.state === "loadable" ? "warn" : "fail",
     `${dev} does not exist` +
       (m.state === "loadable" ? " (module nvme-fabrics is not loaded; it is installed)" : ""),
-    `modprobe nvme-fabrics nvme-${transport}`,
+    `modprobe -a nvme-fabrics nvme-${transport}`,
   );
 }
 

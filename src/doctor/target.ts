@@ -150,7 +150,7 @@ export function targetChecks(
       required ? "fail" : "skip",
       `nvmet is not loaded (${paths.configfs}/nvmet does not exist)` +
         (required ? "" : ": no target on this host (use --role target to require one)"),
-      "modprobe nvmet nvmet-rdma",
+      "modprobe -a nvmet nvmet-rdma",
     ));
     return out;
   }

@@ -93,7 +93,7 @@ function openFabricsDevice(paths: FabricsPaths, transport: string): number {
         hint: loadError
           ? `'modprobe nvme-fabrics' failed: ${loadError}. Install the kernel modules ` +
             "(linux-modules-extra / kernel-modules-extra) for this kernel."
-          : `Load the modules: 'modprobe nvme-fabrics nvme-${transport}'.`,
+          : `Load the modules: 'modprobe -a nvme-fabrics nvme-${transport}'.`,
       },
     );
   }

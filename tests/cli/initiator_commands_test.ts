@@ -129,7 +129,7 @@ Deno.test("connect without /dev/nvme-fabrics is an environment error (exit 3) na
   const r = await nvmeof(["connect", "-a", "10.0.0.2", "-n", NQN], { env });
   assert.equal(r.code, 3, r.stderr);
   assert.match(r.stderr, /nvme-fabrics' does not exist/);
-  assert.match(r.stderr, /modprobe nvme-fabrics nvme-rdma/);
+  assert.match(r.stderr, /modprobe -a nvme-fabrics nvme-rdma/);
 });
 
 Deno.test("connect reports an identical existing connection, exit 0, writing nothing", async () => {

@@ -33,7 +33,7 @@ const ATTRS = [
 
 const UP = [
   "set -e",
-  "modprobe null_blk nr_devices=0; modprobe nvmet-rdma nvme-rdma nvmet-tcp nvme-tcp",
+  "modprobe null_blk nr_devices=0; modprobe -a nvmet-rdma nvme-rdma nvmet-tcp nvme-tcp",
   `mkdir /sys/kernel/config/nullb/${NB}`,
   `cd /sys/kernel/config/nullb/${NB}; echo 64 > size; echo 1 > memory_backed; echo 1 > power`,
   `mkdir ${N}/subsystems/${NQN}`,

@@ -107,7 +107,7 @@ Deno.test("/dev/nvme-fabrics: present ok; absent with nvme-fabrics installed war
   await Deno.remove(`${paths.sysfs}/module/nvme_fabrics`, { recursive: true });
   const w = fabricsDeviceCheck(paths);
   assert.equal(w.status, "warn");
-  assert.match(w.fix!, /modprobe nvme-fabrics nvme-rdma/);
+  assert.match(w.fix!, /modprobe -a nvme-fabrics nvme-rdma/);
   await Deno.writeTextFile(`${paths.dev}/nvme-fabrics`, "");
   assert.equal(fabricsDeviceCheck(paths).status, "ok");
 });

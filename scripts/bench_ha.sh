@@ -13,8 +13,12 @@
 # Figures per run: fio's errors, its longest completion (clat max), the longest time with no
 # completion during the cut (a, b) and after it (d), and how long the cut path took to be live
 # again after the link came back ("never" when not within BACK_WAIT seconds).
-# Environment: RUNS (2), FAULTS ("a b"), MODES ("nvme-cli nvmeof"), IOPOLICY (numa), CUT (15),
-# BACK_WAIT (90), KEEP (the work directory, printed; default removed).
+# Each mode is measured under each iopolicy, side by side: numa (all I/O of a CPU on one path) and
+# round-robin (I/O alternates between the live paths); the cut is on the link that carried more
+# bytes in the 2 s before it (under round-robin both carry about as much).
+# Environment: RUNS (2), FAULTS ("a b"), MODES ("nvme-cli nvmeof"), IOPOLICIES ("numa
+# round-robin"), CUT (15), BACK_WAIT (90), LOGS (a folder on this machine for each run's figures
+# and both ends' kernel logs, CM and neighbour traces; default a new /tmp/bench_ha.XXXXXX, printed at the end).
 #
 # Inside a guest (the helpers this script runs there): bench_ha.sh guest FUNCTION ARGS…
 set -uo pipefail
@@ -97,6 +101,13 @@ g_host_connect() {
   echo "/dev/${head##*/}"
 }
 
+# Whether PID runs: not gone and not a zombie. fio's parent (the exec agent's job) does not reap
+# it, so `kill -0` alone would see an exited fio as running forever.
+running() {
+  local st
+  read -r _ _ st _ 2>/dev/null < "/proc/$1/stat" && [ "$st" != Z ]
+}
+
 # Starts fio and the path poller in WORK (background); prints nothing.
 g_io_start() {
   local dev=$1 work=$2 runtime=$3
@@ -117,7 +128,7 @@ g_io_start() {
     exec {tick}<> <(:)
     local pid line n a st c0 c1 t0 t1
     read -r pid < "$work/fio.pid"
-    while kill -0 "$pid" 2>/dev/null; do
+    while running "$pid"; do
       line="$EPOCHREALTIME"
       while read -r n a; do
         st=gone
@@ -144,19 +155,36 @@ g_busy_link() {
 }
 
 # A blackhole on this node's LINK (on) or its end (off): every packet in or out dropped, carrier
-# up. Prints this node's clock when it took effect.
+# up. Prints this node's clock when it took effect. The rules go in one tc batch: three tc
+# processes took seconds each on a starved guest, and with only the outgoing rule in place the
+# storage server's keep-alive expired and its disconnect still reached this node, a different fault.
 g_blackhole() {
   local dev=fab$1
   if [ "$2" = on ]; then
-    tc qdisc replace dev "$dev" root netem loss 100%
-    tc qdisc replace dev "$dev" ingress
-    tc filter replace dev "$dev" ingress pref 1 matchall action drop
+    tc -batch - <<EOF2
+qdisc replace dev $dev root netem loss 100%
+qdisc replace dev $dev ingress
+filter replace dev $dev ingress pref 1 matchall action drop
+EOF2
   else
-    tc qdisc del dev "$dev" ingress
-    tc qdisc del dev "$dev" root
+    printf 'qdisc del dev %s ingress\nqdisc del dev %s root\n' "$dev" "$dev" | tc -batch -
   fi
   echo "$EPOCHREALTIME"
 }
+
+# The kernel's own account of each attempt, kept per run in LOGS: nvme_rdma's and nvmet_rdma's
+# debug lines (each rdma_cm event with its status) in dmesg, and the rdma_cma, ib_cma and neigh
+# trace events (every CM message sent, every neighbour state change) in the trace buffer.
+g_trace_on() {
+  mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+  mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing
+  local m e
+  for m in nvme_rdma nvmet_rdma; do echo "module $m +pt" > /sys/kernel/debug/dynamic_debug/control; done
+  for e in rdma_cma ib_cma neigh; do echo 1 > /sys/kernel/tracing/events/$e/enable; done
+  echo 4096 > /sys/kernel/tracing/buffer_size_kb
+  echo > /sys/kernel/tracing/trace
+  echo 1 > /sys/kernel/tracing/tracing_on
+} 2>/dev/null
 
 # Waits until ADDR's path is live again (at most WAIT s), lets I/O run 10 s more, stops fio.
 g_io_finish() {
@@ -170,7 +198,7 @@ g_io_finish() {
   done
   sleep 10
   kill -INT "$(cat "$work/fio.pid")" 2>/dev/null
-  while kill -0 "$(cat "$work/fio.pid")" 2>/dev/null; do sleep 0.5; done
+  while running "$(cat "$work/fio.pid")"; do sleep 0.5; done
   sleep 0.3
 }
 
@@ -262,7 +290,7 @@ fi
 RUNS="${RUNS:-2}"
 FAULTS="${FAULTS:-a b}"
 MODES="${MODES:-nvme-cli nvmeof}"
-IOPOLICY="${IOPOLICY:-numa}"
+IOPOLICIES="${IOPOLICIES:-numa round-robin}"
 CUT="${CUT:-15}"
 BACK_WAIT="${BACK_WAIT:-90}"
 SELF=scripts/bench_ha.sh
@@ -275,15 +303,20 @@ scripts/lab fabric exec target -- true >/dev/null 2>&1 || {
 }
 on target target_up || exit 1
 trap 'on host1 host_disconnect >/dev/null 2>&1; on target target_down >/dev/null 2>&1' EXIT
-results=$(mktemp /tmp/bench_ha.XXXXXX.jsonl)
-for mode in $MODES; do
-  for fault in $FAULTS; do
-    for run in $(seq "$RUNS"); do
-      work=/tmp/bench_ha/$mode-$fault-$run
-      sh_on host1 "rm -rf $work; dmesg -C" >/dev/null
-      sh_on target "dmesg -C" >/dev/null
+LOGS="${LOGS:-$(mktemp -d /tmp/bench_ha.XXXXXX)}"
+mkdir -p "$LOGS"
+results=$LOGS/runs.jsonl
+for fault in $FAULTS; do
+ for run in $(seq "$RUNS"); do
+  for IOPOLICY in $IOPOLICIES; do
+    for mode in $MODES; do
+      work=/tmp/bench_ha/$mode-$IOPOLICY-$fault-$run
+      for n in host1 target; do
+        on $n trace_on
+        sh_on $n "rm -rf $work; dmesg -C; echo > /sys/kernel/tracing/trace" >/dev/null
+      done
       dev=$(on host1 host_connect "$mode" "$IOPOLICY") || { echo "bench_ha: connect ($mode) failed" >&2; exit 1; }
-      on host1 io_start "$dev" "$work" $((CUT + BACK_WAIT + 60)) >/dev/null
+      on host1 io_start "$dev" "$work" 1200 >/dev/null # stopped by io_finish
       sleep 8
       link=$(on host1 busy_link "$work")
       addr=10.78.$link.1
@@ -305,11 +338,17 @@ for mode in $MODES; do
       on host1 io_finish "$work" "$addr" "$BACK_WAIT"
       r=$(on host1 report "$work" "$cut_at" "$back_at" "$addr")
       echo "{\"mode\": \"$mode\", \"fault\": \"$fault\", \"run\": $run, \"link\": $link, \"iopolicy\": \"$IOPOLICY\", \"r\": $r}" >> "$results"
-      echo "$mode fault=$fault run=$run link=$link $r"
-      sh_on host1 "dmesg | grep -E 'nvme|rdma' | tail -8 > $work/dmesg" >/dev/null
-      sh_on target "dmesg | grep -E 'nvme|rdma' | tail -8" > /dev/null
+      echo "$mode $IOPOLICY fault=$fault run=$run link=$link $r"
+      tag=$mode-$IOPOLICY-$fault-$run
+      for n in host1 target; do
+        sh_on $n "dmesg" > "$LOGS/$tag.$n.dmesg"
+        sh_on $n "cat /sys/kernel/tracing/trace" | grep -v ' fib' > "$LOGS/$tag.$n.trace"
+        sh_on $n "ip neigh; rdma resource show cm_id" > "$LOGS/$tag.$n.end"
+      done
+      sh_on host1 "cat $work/paths.log" > "$LOGS/$tag.paths.log"
     done
   done
+ done
 done
 
 # Side by side: per fault, each mode's figures over its runs (min-max), and the pause ratio.
@@ -323,16 +362,18 @@ def span(xs):
     lo, hi = min(xs), max(xs)
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
 faults = {"a": "carrier loss", "b": "blackhole"}
-print(f"\n{'fault':<24}{'connected by':<14}{'err runs':>9}{'clat max ms':>14}{'pause cut ms':>15}{'pause back ms':>15}{'path back s':>13}")
+print(f"\n{'fault':<18}{'iopolicy':<13}{'connected by':<14}{'err runs':>9}{'clat max ms':>14}{'pause cut ms':>15}{'pause back ms':>15}{'path back s':>13}")
 for f in sorted({r["fault"] for r in rows}):
+  for p in sorted({r["iopolicy"] for r in rows}):
     for m in sorted({r["mode"] for r in rows}):
-        rs = [r["r"] for r in rows if r["fault"] == f and r["mode"] == m]
+        rs = [r["r"] for r in rows if r["fault"] == f and r["mode"] == m and r["iopolicy"] == p]
         if not rs:
             continue
         backs = [r["back_s"] for r in rs]
         back = span(backs) + (" (never in some)" if "never" in backs and len(set(map(str, backs))) > 1 else "")
-        print(f"{faults.get(f, f) + ' (' + f + ')':<24}{m:<14}{sum(1 for r in rs if r['errors'] not in (0, '0')):>9}"
+        print(f"{faults.get(f, f) + ' (' + f + ')':<18}{p:<13}{m:<14}{sum(1 for r in rs if r['errors'] not in (0, '0')):>9}"
               f"{span([r['clat_max_ms'] for r in rs]):>14}{span([r['pause_cut_ms'] for r in rs]):>15}"
               f"{span([r['pause_back_ms'] for r in rs]):>15}{back:>13}")
-print(f"\n(runs per cell: {len(rows) // max(1, len({(r['fault'], r['mode']) for r in rows}))}; iopolicy {rows[0]['iopolicy'] if rows else '?'}; all rows in {sys.argv[1]})")
+cells = {(r["fault"], r["mode"], r["iopolicy"]) for r in rows}
+print(f"\n(runs per cell: {len(rows) // max(1, len(cells))}; all rows in {sys.argv[1]})")
 PY

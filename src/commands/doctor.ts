@@ -24,7 +24,9 @@ Host: nvme-fabrics and nvme-rdma loaded or installed, /dev/nvme-fabrics, the hos
 files (present and paired), ib_uverbs and rdma_ucm for user-space RDMA. Multipath: whether
 native NVMe multipath is on (nvme_core.multipath), and per connected subsystem its iopolicy and
 every path: a controller connecting, resetting or deleting (with its reconnect delay and
-ctrl_loss_tmo), a path whose ANA state carries no I/O (inaccessible, persistent-loss, change),
+ctrl_loss_tmo, and whether its target address answers ARP: when it does not, every reconnect
+fails in address resolution, 'rdma connection establishment failed (-104)', and the link is
+named), a path whose ANA state carries no I/O (inaccessible, persistent-loss, change),
 and a namespace with no usable path at all (fail). 'nvmeof list --paths' shows the same paths.
 Fabric: an RDMA device, each port ACTIVE and LINK_UP, the RoCE active MTU against the netdev MTU
 (9000 gives 4096, 1500 caps RoCE at 1024), PFC/ECN where the kernel shows them.

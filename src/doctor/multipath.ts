@@ -3,6 +3,12 @@
  * for each connected fabrics subsystem its iopolicy and the health of every path: a controller
  * that is connecting, resetting or deleting, a path whose ANA state makes it unusable, and no
  * usable path at all. Read from the same sysfs reader as `nvmeof list --paths`.
+ *
+ * A path that is not live is also looked up in the host's neighbour (ARP) table: measured in the
+ * lab fabric, every reconnect attempt that failed with `rdma connection establishment failed
+ * (-104)` was an rdma_cm ADDR_ERROR (status -110): nvme-rdma gives address resolution 3 s, and ARP
+ * for the target's address went unanswered because the link was still down; the first attempt
+ * after ARP was answered again connected. So an unanswered ARP entry names the cause, the link.
  */
 import { readText } from "../host/kfs.ts";
 import {
@@ -13,6 +19,8 @@ import {
   type SubsystemInfo,
 } from "../fabrics/sysfs.ts";
 import { type Check, check, type CheckStatus } from "./check.ts";
+import type { NeighbourView } from "./ip_checks.ts";
+import { readNeighbour } from "./ip_probe.ts";
 import type { DoctorPaths } from "./paths.ts";
 
 /** ANA states through which I/O flows. */
@@ -70,7 +78,7 @@ function addr(c: { transport: string; address: Record<string, string> }): string
 }
 
 /** How the kernel retries a controller that lost its connection, from its sysfs attributes. */
-async function retryPolicy(paths: DoctorPaths, c: ControllerInfo): Promise<string> {
+async function retryPolicy(paths: DoctorPaths, c: ControllerInfo): Promise<string[]> {
   const dir = controllerDir(paths, c.name);
   const delay = await readAttr(dir, "reconnect_delay");
   const loss = await readAttr(dir, "ctrl_loss_tmo");
@@ -82,7 +90,27 @@ async function retryPolicy(paths: DoctorPaths, c: ControllerInfo): Promise<strin
       ? [`gives up ${loss} s after the loss`]
       : []),
   ];
-  return parts.length ? ` (${parts.join(", ")})` : "";
+  return parts;
+}
+
+function arpWords(n: NeighbourView): string {
+  const on = n.device ? ` on ${n.device}` : "";
+  return n.state === "resolved"
+    ? `ARP for ${n.address} answered (${n.mac}${on})`
+    : `ARP for ${n.address} unanswered${on}`;
+}
+
+/** A path not live whose target address does not answer ARP: the link, and what shows it. */
+function unansweredArpFix(c: ControllerInfo, n: NeighbourView): string {
+  const dev = n.device ?? "DEV";
+  const attempts = c.transport === "rdma"
+    ? "every reconnect attempt fails in address resolution (dmesg: 'rdma connection establishment " +
+      "failed (-104)' after 3 s)"
+    : "every reconnect attempt fails before it reaches the target";
+  return `path ${c.name} is ${c.state} and ${n.address} does not answer ARP on ${dev}: ${attempts}, ` +
+    `so the link to the target is still down; check it (ip link show ${dev}; ping -I ${dev} ` +
+    `${n.address}) and the target's address; the first attempt after ARP is answered again ` +
+    "connects (the reconnect delay above is the longest wait)";
 }
 
 /** One subsystem's paths: worst status, every path in words, and the fix for the worst. */
@@ -97,15 +125,19 @@ export async function subsystemPathsCheck(paths: DoctorPaths, s: SubsystemInfo):
     const ana = [...new Set(anas)].join("/");
     let note = "";
     if (c.state !== "live") {
-      note = await retryPolicy(paths, c);
+      const arp = c.address.traddr ? readNeighbour(paths, c.address.traddr) : undefined;
+      const said = [(await retryPolicy(paths, c)).join(", "), arp ? arpWords(arp) : ""];
+      note = said.some(Boolean) ? ` (${said.filter(Boolean).join("; ")})` : "";
       problems.push({
         status: "warn",
-        fix: `path ${c.name} is ${c.state}: ` + (c.transport === "rdma"
-          ? `'nvmeof doctor -a ${c.address.traddr ?? "ADDR"} -s ${
-            c.address.trsvcid ?? "PORT"
-          } -n ${s.subsysnqn}' names why it does not come back; `
-          : "") +
-          "the kernel log shows each attempt (dmesg | grep nvme)",
+        fix: arp?.state === "failed"
+          ? unansweredArpFix(c, arp)
+          : `path ${c.name} is ${c.state}: ` + (c.transport === "rdma"
+            ? `'nvmeof doctor -a ${c.address.traddr ?? "ADDR"} -s ${
+              c.address.trsvcid ?? "PORT"
+            } -n ${s.subsysnqn}' names why it does not come back; `
+            : "") +
+            "the kernel log shows each attempt (dmesg | grep nvme)",
       });
     }
     const bad = anas.filter((a) => !USABLE_ANA.has(a));

@@ -79,3 +79,45 @@ Deno.test("host.paths: both paths healthy is ok; no usable path to the head is a
   assert.match(none.fix!, /^no usable path to nvme1n1/);
   assert.match(none.seen, /\(3 problems\)$/);
 });
+
+Deno.test("host.paths: a path connecting whose target address does not answer ARP names the link, not the target", async () => {
+  await using dir = await tempDir();
+  await multipathTree(dir.path);
+  const p = pathsOf(dir.path);
+  await put(`${p.sysfs}/class/nvme/nvme2/reconnect_delay`, "10");
+  await put(`${p.sysfs}/class/nvme/nvme2/state`, "connecting");
+  await put(`${p.sysfs}/class/nvme/nvme2/nvme1c2n1/ana_state`, "optimized");
+  const arp = (flags: string, mac: string) =>
+    "IP address       HW type     Flags       HW address            Mask     Device\n" +
+    `10.77.0.1        0x1         ${flags}         ${mac}     *        fab0`;
+  // Unanswered (incomplete or failed: Flags without ATF_COM): the link is named, with the -104
+  // that each attempt logs and the commands that show the link.
+  await put(`${p.proc}/net/arp`, arp("0x0", "00:00:00:00:00:00"));
+  const down = (await multipathChecks(p))[1];
+  assert.equal(down.status, "warn");
+  assert.match(
+    down.seen,
+    /nvme2 tcp 10\.77\.0\.1:4421 connecting optimized \(reconnects every 10 s; ARP for 10\.77\.0\.1 unanswered on fab0\)/,
+  );
+  assert.match(
+    down.fix!,
+    /^path nvme2 is connecting and 10\.77\.0\.1 does not answer ARP on fab0: /,
+  );
+  assert.match(
+    down.fix!,
+    /link to the target is still down; check it \(ip link show fab0; ping -I fab0 10\.77\.0\.1\)/,
+  );
+  // The rdma path in the same state: its attempts' kernel message is named.
+  await put(`${p.sysfs}/class/nvme/nvme1/state`, "connecting");
+  await put(`${p.sysfs}/class/nvme/nvme2/state`, "live");
+  const rdma = (await multipathChecks(p))[1];
+  assert.match(
+    rdma.fix!,
+    /^path nvme1 is connecting and 10\.77\.0\.1 does not answer ARP on fab0: .*'rdma connection establishment failed \(-104\)' after 3 s/,
+  );
+  // Answered: the neighbour is no suspect; the fix goes back to asking doctor about the target.
+  await put(`${p.proc}/net/arp`, arp("0x2", "52:54:00:78:00:12"));
+  const up = (await multipathChecks(p))[1];
+  assert.match(up.seen, /ARP for 10\.77\.0\.1 answered \(52:54:00:78:00:12 on fab0\)/);
+  assert.match(up.fix!, /^path nvme1 is connecting: 'nvmeof doctor -a 10\.77\.0\.1 -s 4420 -n /);
+});

@@ -19,6 +19,7 @@ import {
   connectOptionsFromFlags,
   persistEntries,
   progressOf,
+  type ReferralAddress,
 } from "./connect_shared.ts";
 
 function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
@@ -32,51 +33,53 @@ function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
   };
 }
 
+/**
+ * Connects every NVM subsystem of ENTRIES (one discovery log). Referral entries are followed when
+ * FOLLOW is true: the referred controller's log is read and its entries connected, each row then
+ * carrying `referral`, the discovery controller that listed it; a referral found there is not
+ * followed again (no loops between storage servers that refer to each other).
+ */
 export async function connectEntries(
   paths: FabricsPaths,
   base: ConnectOptions,
   entries: DiscoveryLogEntry[],
-  followReferrals: boolean,
+  follow: boolean,
   ctx: RunContext,
+  referral?: ReferralAddress,
 ): Promise<ConnectAllRow[]> {
   const rows: ConnectAllRow[] = [];
+  const push = (row: ConnectAllRow) => rows.push(referral ? { ...row, referral } : row);
   for (const e of entries) {
     const trtype = trtypeName(e.trtype);
     if (e.subtype === 3) continue; // the discovery controller we are talking to
     if (trtype !== base.transport) {
-      rows.push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
+      push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
       continue;
     }
     if (
       (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
     ) {
-      rows.push(skip(e, `address '${e.traddr}' is not an IP address`));
+      push(skip(e, `address '${e.traddr}' is not an IP address`));
       continue;
     }
     const trsvcid = e.trsvcid || base.trsvcid;
     if (e.subtype === 1) {
-      if (!followReferrals) {
-        rows.push(skip(e, "referral of a referral (followed once only)"));
+      if (!follow) {
+        push(skip(e, "referral of a referral (followed once only)"));
         continue;
       }
       try {
-        const log = await discover(paths, { ...base, traddr: e.traddr, trsvcid });
-        rows.push(
-          ...await connectEntries(
-            paths,
-            { ...base, traddr: e.traddr, trsvcid },
-            log.entries,
-            false,
-            ctx,
-          ),
-        );
+        const at = { ...base, traddr: e.traddr, trsvcid };
+        const log = await discover(paths, at);
+        const via = { trtype, traddr: e.traddr, trsvcid };
+        rows.push(...await connectEntries(paths, at, log.entries, false, ctx, via));
       } catch (err) {
-        rows.push({ ...skip(e, (err as Error).message), status: "failed" });
+        push({ ...skip(e, (err as Error).message), status: "failed" });
       }
       continue;
     }
     if (e.subtype !== 2) {
-      rows.push(skip(e, `subtype ${subtypeName(e.subtype)}`));
+      push(skip(e, `subtype ${subtypeName(e.subtype)}`));
       continue;
     }
     const row: ConnectAllRow = {
@@ -103,7 +106,7 @@ export async function connectEntries(
         ? err.message + (err.hint ? " " + err.hint.split("\n")[0] : "")
         : (err as Error).message;
     }
-    rows.push(row);
+    push(row);
   }
   return rows;
 }
@@ -113,7 +116,8 @@ export const connectAllCommand: CommandDetails = {
   description: `
 Reads the discovery log at ADDR (like 'nvmeof discover'), then connects each NVM subsystem
 entry of the same transport, skipping those already connected and the discovery entries.
-Referrals to other discovery controllers are followed once. Exit 1 if any connect failed.
+Referrals to other discovery controllers are followed once; a row that came through one names it
+('referral': the discovery controller that listed the entry). Exit 1 if any connect failed.
 Without -a, as nvme-cli, it goes through every discovery controller listed in
 /etc/nvme/discovery.conf (one line of nvme-cli flags each); the tuning flags given apply to
 each line, and a line's own flags win.`,

@@ -100,11 +100,24 @@ export interface ConnectAllRow {
   device?: string;
   namespaces?: string[];
   reason?: string;
+  /** Set when a referral led here: the discovery controller whose log listed this entry. */
+  referral?: ReferralAddress;
+}
+/** A discovery controller reached through a referral entry. */
+export interface ReferralAddress {
+  trtype: string;
+  traddr: string;
+  trsvcid: string;
 }
 export function connectAllText(d: { records: ConnectAllRow[] }): string {
   if (d.records.length === 0) return "the discovery log lists no NVM subsystems for this host";
   return d.records.map((r) => {
-    const where = `'${r.subnqn}' at ${addr(r.trtype, r.traddr, r.trsvcid)}`;
+    const where = `'${r.subnqn}' at ${addr(r.trtype, r.traddr, r.trsvcid)}` +
+      (r.referral
+        ? ` (through the referral to ${
+          addr(r.referral.trtype, r.referral.traddr, r.referral.trsvcid)
+        })`
+        : "");
     if (r.status === "connected" || r.status === "already connected") {
       return `${r.status}: ${r.device} to ${where}` +
         (r.namespaces?.length ? `\n  ${r.namespaces.join(" ")}` : "");

@@ -4,10 +4,11 @@
  * 127.0.0.1 port forward (scripts/lab fabric ssh-config --inventory), with this run's key.
  *
  * One playbook (playbooks/site.yml) installs nvmeof on every node, exports the storage server's
- * second disk to the compute nodes and connects them; data written on one reads back on the
- * other; the same playbook again changes nothing; check mode with a namespace added reports the
- * steps as a diff and leaves configfs alone; absent.yml takes everything away; a compute node
- * without RDMA devices fails with nvmeof's message while the others go on.
+ * second disk to the compute nodes (its port with a referral) and connects them; data written on
+ * one reads back on the other; the same playbook again changes nothing; check mode with a
+ * namespace added reports the steps as a diff and leaves configfs alone; absent.yml takes
+ * everything away; a compute node without RDMA devices fails with nvmeof's message while the
+ * others go on.
  *
  * Each task's per-host duration is logged (tests/fleet/ansible/timing.py) and printed at the end.
  */
@@ -18,6 +19,7 @@ import { addr, HOSTS, must, type Node, nvmeofOn, on, withCleanup } from "../fabr
 const PLAYBOOKS = `${ROOT}/integrations/ansible/playbooks`;
 const NQN = "nqn.2026-12.io.nvmeof.fab:ansible";
 const NODES: Node[] = ["target", ...HOSTS];
+const REFERRAL = addr("host2", 0);
 
 interface TaskLine {
   play: string;
@@ -62,6 +64,9 @@ async function controller(dir: string) {
     nvmeof_source_checkout: ROOT,
     nvmeof_subsystem: NQN,
     nvmeof_namespaces: [{ nsid: 1, device: "/dev/vdb" }],
+    // The storage server's discovery port refers hosts to another discovery controller (host2's
+    // address, as if it were a second storage server: tests/fabric/referrals_test.ts makes it one).
+    nvmeof_referrals: [{ traddr: REFERRAL, trsvcid: 4420 }],
   };
   let n = 0;
   return {
@@ -189,6 +194,14 @@ Deno.test("ansible: up, idempotent, check mode with diff, absent, and a host tha
       `dd if=${dev2} bs=1M count=1 iflag=direct status=none | sha256sum | cut -c1-64`,
     )).trim();
     assert.equal(read, written, "what host1 wrote reads back on host2");
+    assert.equal(
+      (await must(
+        "target",
+        "cd /sys/kernel/config/nvmet/ports/1/referrals && for r in *; do echo $(cat $r/addr_traddr $r/addr_trsvcid $r/enable); done",
+      )).trim(),
+      `${REFERRAL} 4420 1`,
+      "the spec's referral is on the storage server's port",
+    );
 
     // 2. The same playbook again: changed=0 on every host.
     const again = await c.play("site.yml");

@@ -21,13 +21,16 @@ function initialState(id: number): string {
   return id === DEFAULT_ANA_GROUP ? "optimized" : "inaccessible";
 }
 
+/** The one write that moves the group at `dir` from state `old` to `state`. */
+export function anaStateStep(dir: string, state: string, old: string): Step {
+  return { op: "write", path: `${dir}/ana_state`, value: state, old };
+}
+
 /** The steps that remove an ANA group (group 1 cannot go: it goes back to optimized). */
 export function removeAnaGroup(steps: Step[], port: string | number, g: LiveAnaGroup): void {
   const dir = nvmetPath.anaGroup(port, g.name);
   if (g.id === DEFAULT_ANA_GROUP) {
-    if (g.state !== "optimized") {
-      steps.push({ op: "write", path: `${dir}/ana_state`, value: "optimized", old: g.state });
-    }
+    if (g.state !== "optimized") steps.push(anaStateStep(dir, "optimized", g.state));
     return;
   }
   steps.push({ op: "rmdir", path: dir, restore: [["ana_state", g.state]] });
@@ -67,9 +70,7 @@ export function planAnaGroups(
     const dir = nvmetPath.anaGroup(name, live?.name ?? g.id);
     if (!live && g.id !== DEFAULT_ANA_GROUP) steps.push({ op: "mkdir", path: dir });
     const old = live?.state ?? initialState(g.id);
-    if (old !== g.state) {
-      steps.push({ op: "write", path: `${dir}/ana_state`, value: g.state, old });
-    }
+    if (old !== g.state) steps.push(anaStateStep(dir, g.state, old));
   }
   if (prune) {
     for (const g of cur?.ana_groups ?? []) {

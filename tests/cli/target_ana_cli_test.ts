@@ -230,7 +230,11 @@ Deno.test("target ana drains a port live and brings it back; target up --dry-run
     JSON.parse(drift.stdout).steps.map((s: { path: string; value: string }) =>
       `${s.path}=${s.value}`
     ),
-    ["ports/1/ana_groups/2/ana_state=optimized", "ports/1/ana_groups/3/ana_state=non-optimized"],
+    [
+      "ports/1/ana_groups/1/ana_state=optimized",
+      "ports/1/ana_groups/2/ana_state=optimized",
+      "ports/1/ana_groups/3/ana_state=non-optimized",
+    ],
   );
 
   // Back, one group at a time.

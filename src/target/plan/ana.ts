@@ -65,7 +65,12 @@ export function planAnaGroups(
 ): Step[] {
   const steps: Step[] = [];
   const want = p.ana_groups ?? [];
-  for (const g of want) {
+  // Group 1 is every port's, listed or not: unlisted, the spec means the kernel's default state
+  // (so a port drained by 'target ana' comes back with target up).
+  const implied = want.some((g) => g.id === DEFAULT_ANA_GROUP)
+    ? []
+    : [{ id: DEFAULT_ANA_GROUP, state: initialState(DEFAULT_ANA_GROUP) }];
+  for (const g of [...implied, ...want]) {
     const live = cur?.ana_groups?.find((l) => l.id === g.id);
     const dir = nvmetPath.anaGroup(name, live?.name ?? g.id);
     if (!live && g.id !== DEFAULT_ANA_GROUP) steps.push({ op: "mkdir", path: dir });

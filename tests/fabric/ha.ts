@@ -138,22 +138,23 @@ export async function listPaths(): Promise<PathState[]> {
 }
 
 /**
- * Writes completed on each path of host1's head so far, by the path's target address: field 5 of
- * the per-path device's stat (nvme<subsys>c<controller>n1). Which path carries the I/O, counted by
- * the kernel itself rather than guessed from link bytes (keep-alives also cross a link).
+ * I/Os (reads and writes) completed on each path of host1's head so far, by the path's target
+ * address: fields 1 and 5 of the per-path device's stat (nvme<subsys>c<controller>n1). Which path
+ * carries the I/O, counted by the kernel itself rather than guessed from link bytes (keep-alives
+ * also cross a link); reads count too, since fio's verify phases only read.
  */
-export async function pathWrites(): Promise<Record<string, number>> {
+export async function pathIos(): Promise<Record<string, number>> {
   const out = await must(
     "host1",
-    `${BENCH} ctrls | while read n a; do set -- $(cat /sys/block/nvme*c\${n#nvme}n1/stat); echo "$a $5"; done`,
+    `${BENCH} ctrls | while read n a; do set -- $(cat /sys/block/nvme*c\${n#nvme}n1/stat); echo "$a $(($1 + $5))"; done`,
   );
   return Object.fromEntries(
     out.trim().split("\n").map((l) => l.split(" ")).map(([a, w]) => [a, Number(w)]),
   );
 }
 
-/** How many writes each path completed between BEFORE and AFTER (pathWrites). */
-export function writesBetween(
+/** How many I/Os each path completed between BEFORE and AFTER (pathIos). */
+export function iosBetween(
   before: Record<string, number>,
   after: Record<string, number>,
 ): Record<string, number> {

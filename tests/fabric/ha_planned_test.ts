@@ -18,11 +18,11 @@ import {
   failover,
   HA_NQN,
   hostClock,
+  iosBetween,
   listPaths,
+  pathIos,
   type PathState,
-  pathWrites,
   type Rig,
-  writesBetween,
 } from "./ha.ts";
 
 const SPEC = "/tmp/ha_planned/target.yaml";
@@ -166,27 +166,27 @@ Deno.test("(c) planned failover: port 1's group inaccessible under verified I/O,
     ]);
     assert.deepEqual(drain.groups, [{ id: 1, old: "optimized", new: "inaccessible" }]);
     seen.drained = await pathsWhen("port 1 inaccessible", (p) => p[0].ana_state === "inaccessible");
-    const w0 = await pathWrites();
+    const w0 = await pathIos();
     await new Promise((res) => setTimeout(res, HOLD * 1000));
-    writes.drained = writesBetween(w0, await pathWrites());
+    writes.drained = iosBetween(w0, await pathIos());
     const back = await hostClock();
     await jsonOn("target", ["target", "ana", "--port", "1", "--state", "optimized"]);
     seen.restored = await pathsWhen(
       "port 1 optimized again",
       (p) => p[0].ana_state === "optimized",
     );
-    restoredAt = await pathWrites();
+    restoredAt = await pathIos();
     return [cut, back];
   }, {
     async after() {
-      writes.restored = writesBetween(restoredAt, await pathWrites());
+      writes.restored = iosBetween(restoredAt, await pathIos());
     },
   });
   console.log(
-    `(c) list --paths: ${JSON.stringify(seen)}; writes per path: ${JSON.stringify(writes)}`,
+    `(c) list --paths: ${JSON.stringify(seen)}; I/Os per path: ${JSON.stringify(writes)}`,
   );
   assertIoClean(r, PLANNED_BOUND_MS);
-  // While drained, every write went down port 2's path; once restored, port 1's path again.
+  // While drained, every I/O went down port 2's path; once restored, port 1's path again.
   assert.equal(writes.drained["10.78.0.1"], 0, JSON.stringify(writes));
   assert.ok(writes.drained["10.78.1.1"] > 0, JSON.stringify(writes));
   assert.ok(writes.restored["10.78.0.1"] > 0, JSON.stringify(writes));
@@ -210,7 +210,7 @@ Deno.test("(e) an rdma path and a tcp path to one subsystem, the rdma link cut: 
       "the rdma path down, tcp live",
       (p) => p[0].state !== "live" && p[1].state === "live",
     );
-    atCut = await pathWrites();
+    atCut = await pathIos();
     await new Promise((res) => setTimeout(res, HOLD * 1000));
     await setLink("target", 0, true, "host1");
     await setLink("host1", 0, true);
@@ -218,11 +218,11 @@ Deno.test("(e) an rdma path and a tcp path to one subsystem, the rdma link cut: 
   }, {
     async after() {
       seen.back = await pathsWhen("both live again", (p) => p.every((x) => x.state === "live"));
-      sinceCut = writesBetween(atCut, await pathWrites());
+      sinceCut = iosBetween(atCut, await pathIos());
     },
   });
   console.log(
-    `(e) list --paths: ${JSON.stringify(seen)}; writes since the cut: ${JSON.stringify(sinceCut)}`,
+    `(e) list --paths: ${JSON.stringify(seen)}; I/Os since the cut: ${JSON.stringify(sinceCut)}`,
   );
   assertIoClean(r, CUT_BOUND_MS);
   assert.notEqual(r.back_s, "never", "the rdma path never came back");

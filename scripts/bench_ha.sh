@@ -29,11 +29,25 @@ T1=10.78.1.1
 
 # ---- inside the guests ----------------------------------------------------------------------
 
+# The memory-backed disk the subsystem exports: /dev/habench, 256 MiB.
+g_nullb_up() {
+  set -e
+  modprobe null_blk
+  local nb=/sys/kernel/config/nullb/habench
+  [ -d $nb ] || { mkdir $nb; echo 256 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/power; }
+  for _ in $(seq 50); do [ -b /dev/habench ] && return; sleep 0.1; done
+  echo "bench_ha: /dev/habench did not appear" >&2; return 1
+}
+
+g_nullb_down() {
+  echo 0 > /sys/kernel/config/nullb/habench/power; rmdir /sys/kernel/config/nullb/habench
+} 2>/dev/null
+
 g_target_up() {
   set -e
-  modprobe -a null_blk nvmet-rdma
-  local nb=/sys/kernel/config/nullb/habench s=/sys/kernel/config/nvmet/subsystems/$NQN
-  [ -d $nb ] || { mkdir $nb; echo 256 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/power; }
+  modprobe -a nvmet-rdma
+  g_nullb_up
+  local s=/sys/kernel/config/nvmet/subsystems/$NQN
   [ -d "$s" ] || { mkdir "$s"; echo 1 > "$s/attr_allow_any_host"; }
   [ -d "$s/namespaces/1" ] || {
     mkdir "$s/namespaces/1"; echo /dev/habench > "$s/namespaces/1/device_path"
@@ -54,7 +68,7 @@ g_target_down() {
   local s=/sys/kernel/config/nvmet/subsystems/$NQN id
   for id in 91 92; do rm -f /sys/kernel/config/nvmet/ports/$id/subsystems/$NQN; rmdir /sys/kernel/config/nvmet/ports/$id; done
   echo 0 > "$s/namespaces/1/enable"; rmdir "$s/namespaces/1" "$s"
-  echo 0 > /sys/kernel/config/nullb/habench/power; rmdir /sys/kernel/config/nullb/habench
+  g_nullb_down
 } 2>/dev/null
 
 # The controllers of NQN on this node, one per line: "nvmeN traddr".
@@ -74,7 +88,9 @@ g_host_disconnect() {
   true
 }
 
-# MODE: nvme-cli (its defaults) or nvmeof (its HA profile, one command for both paths).
+# MODE: nvme-cli (its defaults) or nvmeof (its HA profile, one command for both paths), or
+# nvmeof-rdma-tcp (the HA profile, rdma to link 0's address and tcp to link 1's: a target with a
+# tcp port there).
 g_host_connect() {
   set -e
   g_host_disconnect
@@ -86,6 +102,10 @@ g_host_connect() {
     nvmeof)
       scripts/nvmeof hostnqn --generate >/dev/null # nvme-cli makes do without one; nvmeof asks for it
       scripts/nvmeof connect -t rdma -a $T0 -a $T1 -s 4420 -n $NQN >/dev/null ;;
+    nvmeof-rdma-tcp)
+      scripts/nvmeof hostnqn --generate >/dev/null
+      scripts/nvmeof connect --ha -t rdma -a $T0 -s 4420 -n $NQN >/dev/null
+      scripts/nvmeof connect --ha -t tcp -a $T1 -s 4420 -n $NQN >/dev/null ;;
     *) echo "unknown mode $1" >&2; return 2 ;;
   esac
   local head

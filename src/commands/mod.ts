@@ -113,6 +113,11 @@ export const COMMANDS: CommandEntry[] = [
         load: () => import("./target_check.ts").then((m) => m.targetCheckCommand),
       },
       {
+        name: "ana",
+        summary: "Move a port's ANA groups to a state, live (planned failover: drain, restore)",
+        load: () => import("./target_ana.ts").then((m) => m.targetAnaCommand),
+      },
+      {
         name: "import",
         summary: "Convert nvmetcli's saved JSON to a target spec",
         load: () => import("./target_import.ts").then((m) => m.targetImportCommand),

@@ -10,6 +10,7 @@ export const targetCommand: CommandDetails = {
     "nvmeof target check -f /etc/nvmeof/target.yaml",
     "nvmeof target up -f /etc/nvmeof/target.yaml",
     "nvmeof target show -o json",
+    "nvmeof target ana --port 1 --state inaccessible   # drain port 1 (planned failover)",
     "nvmeof target down --all",
   ],
 };

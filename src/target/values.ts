@@ -4,6 +4,7 @@
  */
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 import { isIpv6 as isIpv6Address } from "../net/address.ts";
+import { ANA_STATES } from "../configfs/nvmet.ts";
 import { NQN_FORM_PATTERN, NQN_PATTERN } from "./schema.ts";
 
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
@@ -45,4 +46,39 @@ export const UUID_RE =
 export function normalizeNguid(s: string): string | undefined {
   const hex = s.replace(/[-:]/g, "").toLowerCase();
   return /^[0-9a-f]{32}$/.test(hex) ? hex : undefined;
+}
+
+/** Edit distance (Levenshtein), for "did you mean" suggestions. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = d[0];
+    d[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = d[j];
+      d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return d[b.length];
+}
+
+/** The choice closest to `word` within `max` edits (the first of equals), for "did you mean". */
+export function nearest(
+  word: string,
+  choices: readonly string[],
+  max = 2,
+): string | undefined {
+  let best: string | undefined;
+  let bestD = max + 1;
+  for (const c of choices) {
+    const d = distance(word, c);
+    if (d < bestD) [best, bestD] = [c, d];
+  }
+  return best;
+}
+
+/** The ANA state a misspelt one was meant to be ("optimised", "non_optimized"), if any. */
+export function nearestAnaState(word: string): string | undefined {
+  return nearest(word.toLowerCase().replace(/[_ ]/g, "-"), ANA_STATES);
 }

@@ -80,6 +80,24 @@ Deno.test("contract: target up and down, dry run or not, carry nvmeof_json 1 and
   assert.equal(down.changed, true);
 });
 
+Deno.test("contract: target ana, dry run or not, carries nvmeof_json 1, the plan's keys, port, state, groups", async () => {
+  await using dir = await tempDir();
+  const t = targetLab(dir.path);
+  await t.run(["target", "up", "-f", t.spec]);
+  // The spec's one port is the namespace's only path: --force to drain it.
+  const args = ["target", "ana", "-p", "1", "-S", "inaccessible", "--force"];
+  const dry = await t.run([...args, "--dry-run"]);
+  const ana = { ...PLAN, port: "number", state: "string", groups: "array" };
+  assertShape(dry, ana);
+  assert.equal(dry.changed, false);
+  const done = await t.run(args);
+  assertShape(done, ana);
+  assert.equal(done.changed, true);
+  assert.deepEqual(done.steps, dry.steps);
+  assert.deepEqual(done.groups, [{ id: 1, old: "optimized", new: "inaccessible" }]);
+  assert.equal(done.warnings.length, 1);
+});
+
 async function hostTree(root: string) {
   const w = async (path: string, text: string) => {
     await Deno.mkdir(`${root}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });

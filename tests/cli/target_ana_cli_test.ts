@@ -185,3 +185,139 @@ Deno.test("target show -o nvmetcli carries ANA groups, ana_grpid and referrals",
     [2, 3],
   );
 });
+
+Deno.test("target ana drains a port live and brings it back; target up --dry-run shows the drift", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const nvmet = `${l.configfs}/nvmet`;
+  const state = (port: number, g: number) =>
+    Deno.readTextFileSync(`${nvmet}/ports/${port}/ana_groups/${g}/ana_state`).trim();
+  const before = l.tree();
+  const dry = await l.run(["target", "ana", "--port", "1", "--state", "inaccessible", "--dry-run"]);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /Would change ANA state with 3 step\(s\) \(dry run, nothing changed\)/);
+  assert.deepEqual(l.tree(), before);
+
+  const drain = await l.run(["target", "ana", "-p", "1", "-S", "inaccessible", "-o", "json"]);
+  assert.equal(drain.code, 0, drain.stderr);
+  const d = JSON.parse(drain.stdout);
+  assert.equal(Object.keys(d)[0], "nvmeof_json");
+  assert.equal(d.changed, true);
+  assert.equal(d.port, 1);
+  assert.deepEqual(d.groups, [
+    { id: 1, old: "optimized", new: "inaccessible" },
+    { id: 2, old: "optimized", new: "inaccessible" },
+    { id: 3, old: "non-optimized", new: "inaccessible" },
+  ]);
+  assert.deepEqual(d.steps.map((s: { path: string }) => s.path), [
+    "ports/1/ana_groups/1/ana_state",
+    "ports/1/ana_groups/2/ana_state",
+    "ports/1/ana_groups/3/ana_state",
+  ]);
+  assert.deepEqual([1, 2, 3].map((g) => state(1, g)), Array(3).fill("inaccessible"));
+  // Port 2 and port 1's link stay as they were.
+  assert.deepEqual([1, 2, 3].map((g) => state(2, g)), ["optimized", "optimized", "non-optimized"]);
+  assert.ok(Deno.lstatSync(`${nvmet}/ports/1/subsystems/${SUB1}`).isSymlink);
+
+  // Again: nothing to do, exit 0.
+  const again = await l.run(["target", "ana", "-p", "1", "-S", "inaccessible"]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /Nothing to change: port 1's group\(s\) 1, 2, 3 are inaccessible/);
+
+  // The spec is untouched: target up would put its states back.
+  const drift = await l.run(["target", "up", "-f", l.spec, "--dry-run", "-o", "json"]);
+  assert.deepEqual(
+    JSON.parse(drift.stdout).steps.map((s: { path: string; value: string }) =>
+      `${s.path}=${s.value}`
+    ),
+    [
+      "ports/1/ana_groups/1/ana_state=optimized",
+      "ports/1/ana_groups/2/ana_state=optimized",
+      "ports/1/ana_groups/3/ana_state=non-optimized",
+    ],
+  );
+
+  // Back, one group at a time.
+  const back = await l.run(["target", "ana", "-p", "1", "-g", "2", "-S", "optimized"]);
+  assert.equal(back.code, 0, back.stderr);
+  assert.match(back.stdout, /write {2}ports\/1\/ana_groups\/2\/ana_state = 'optimized'/);
+  assert.match(back.stdout, /'nvmeof target up' puts back the spec's states/);
+  assert.deepEqual([1, 2, 3].map((g) => state(1, g)), [
+    "inaccessible",
+    "optimized",
+    "inaccessible",
+  ]);
+});
+
+Deno.test("target ana names an unknown port, group or state and writes nothing", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  const before = l.tree();
+  const cases: Array<[string[], number, RegExp]> = [
+    [
+      ["-p", "3", "-S", "inaccessible"],
+      1,
+      /Port '3' does not exist in nvmet \(did you mean '[12]'\?\)/,
+    ],
+    [
+      ["-p", "1", "-g", "4", "-S", "inaccessible"],
+      1,
+      /Port 1 has no ANA group 4 \(did you mean '[13]'\?\)/,
+    ],
+    [["-p", "1", "-g", "two", "-S", "inaccessible"], 2, /ANA group 'two' is not a number/],
+    [
+      ["-p", "1", "-S", "inaccesible"],
+      2,
+      /'inaccesible' is not an ANA state \(did you mean 'inaccessible'\?\)/,
+    ],
+    [["-p", "1", "-S", "non_optimized"], 2, /did you mean 'non-optimized'/],
+    [["-p", "1"], 2, /--state is required/],
+    [["--state", "optimized"], 2, /--port is required/],
+  ];
+  for (const [args, code, re] of cases) {
+    const r = await l.run(["target", "ana", ...args]);
+    assert.equal(r.code, code, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, re, args.join(" "));
+    assert.match(r.stderr, /Ports:|Use one of|groups:|For example|Give a group id/, args.join(" "));
+  }
+  const j = await l.run(["target", "ana", "-p", "9", "-S", "optimized", "-o", "json"]);
+  assert.equal(j.code, 1);
+  assert.equal(JSON.parse(j.stdout).error.exit_code, 1);
+  assert.deepEqual(l.tree(), before);
+});
+
+Deno.test("target ana refuses to leave a namespace with no usable path, unless --force", async () => {
+  await using l = await lab();
+  assert.equal((await l.run(["target", "up", "-f", l.spec])).code, 0);
+  assert.equal((await l.run(["target", "ana", "-p", "1", "-S", "inaccessible"])).code, 0);
+  const before = l.tree();
+  const r = await l.run(["target", "ana", "-p", "2", "-g", "3", "-S", "persistent-loss"]);
+  assert.equal(r.code, 1, r.stdout);
+  assert.match(
+    r.stderr,
+    /would leave namespace 2 of '[^']+' \(ANA group 3\) with no optimized or non-optimized path on any port; nothing was changed/,
+  );
+  assert.deepEqual(l.tree(), before);
+  // Group 1 holds no namespace: moving it strands nothing.
+  assert.equal((await l.run(["target", "ana", "-p", "2", "-g", "1", "-S", "change"])).code, 0);
+  const forced = await l.run([
+    "target",
+    "ana",
+    "-p",
+    "2",
+    "-g",
+    "3",
+    "-S",
+    "inaccessible",
+    "--force",
+  ]);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.match(
+    forced.stderr,
+    /warning: namespace 2 of .* has no optimized or non-optimized path left/,
+  );
+  assert.equal(
+    Deno.readTextFileSync(`${l.configfs}/nvmet/ports/2/ana_groups/3/ana_state`).trim(),
+    "inaccessible",
+  );
+});

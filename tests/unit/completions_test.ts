@@ -120,6 +120,12 @@ Deno.test("bash offers each flag's values: transports, modes, roles, and every -
     "nvmetcli",
   ]);
   assert.deepEqual(await bashComplete(["nvmeof", "list", "-o", ""]), ["text", "json"]);
+  assert.deepEqual(await bashComplete(["nvmeof", "target", "ana", "--state", "in"]), [
+    "inaccessible",
+  ]);
+  assert.deepEqual(await bashComplete(["nvmeof", "target", "ana", "-S", "non"]), [
+    "non-optimized",
+  ]);
 });
 
 Deno.test("bash completes help with command names, completions with shells", async () => {

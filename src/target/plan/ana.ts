@@ -21,13 +21,16 @@ function initialState(id: number): string {
   return id === DEFAULT_ANA_GROUP ? "optimized" : "inaccessible";
 }
 
+/** The one write that moves the group at `dir` from state `old` to `state`. */
+export function anaStateStep(dir: string, state: string, old: string): Step {
+  return { op: "write", path: `${dir}/ana_state`, value: state, old };
+}
+
 /** The steps that remove an ANA group (group 1 cannot go: it goes back to optimized). */
 export function removeAnaGroup(steps: Step[], port: string | number, g: LiveAnaGroup): void {
   const dir = nvmetPath.anaGroup(port, g.name);
   if (g.id === DEFAULT_ANA_GROUP) {
-    if (g.state !== "optimized") {
-      steps.push({ op: "write", path: `${dir}/ana_state`, value: "optimized", old: g.state });
-    }
+    if (g.state !== "optimized") steps.push(anaStateStep(dir, "optimized", g.state));
     return;
   }
   steps.push({ op: "rmdir", path: dir, restore: [["ana_state", g.state]] });
@@ -62,14 +65,17 @@ export function planAnaGroups(
 ): Step[] {
   const steps: Step[] = [];
   const want = p.ana_groups ?? [];
-  for (const g of want) {
+  // Group 1 is every port's, listed or not: unlisted, the spec means the kernel's default state
+  // (so a port drained by 'target ana' comes back with target up).
+  const implied = want.some((g) => g.id === DEFAULT_ANA_GROUP)
+    ? []
+    : [{ id: DEFAULT_ANA_GROUP, state: initialState(DEFAULT_ANA_GROUP) }];
+  for (const g of [...implied, ...want]) {
     const live = cur?.ana_groups?.find((l) => l.id === g.id);
     const dir = nvmetPath.anaGroup(name, live?.name ?? g.id);
     if (!live && g.id !== DEFAULT_ANA_GROUP) steps.push({ op: "mkdir", path: dir });
     const old = live?.state ?? initialState(g.id);
-    if (old !== g.state) {
-      steps.push({ op: "write", path: `${dir}/ana_state`, value: g.state, old });
-    }
+    if (old !== g.state) steps.push(anaStateStep(dir, g.state, old));
   }
   if (prune) {
     for (const g of cur?.ana_groups ?? []) {

@@ -7,23 +7,8 @@ import { DEFAULT_ANA_GROUP } from "../../configfs/nvmet.ts";
 import { quote } from "../../errors.ts";
 import { specEnum, specKeys, specRange } from "../schema.ts";
 import type { AnaGroupSpec, PortSpec, ReferralSpec, SubsystemSpec } from "../spec.ts";
-import { isIpv4, isIpv6 } from "../values.ts";
+import { isIpv4, isIpv6, nearestAnaState } from "../values.ts";
 import { isObj, orList, type SpecContext } from "./context.ts";
-
-/** Edit distance, to suggest the state a misspelt one was meant to be. */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = d[0];
-    d[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = d[j];
-      d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return d[b.length];
-}
 
 /** The ANA groups of the port at `path`: ids 1..128, each once, with a known state. */
 export function validateAnaGroups(cx: SpecContext, p: Record<string, unknown>, path: string) {
@@ -42,9 +27,7 @@ export function validateAnaGroups(cx: SpecContext, p: Record<string, unknown>, p
     const id = cx.int(g.id, `${gpath}.id`, specRange("ana_group", "id"));
     const state = g.state ?? "optimized";
     if (typeof state !== "string" || !states.includes(state)) {
-      const near = typeof state === "string"
-        ? states.find((s) => distance(state.toLowerCase().replace(/[_ ]/g, "-"), s) <= 2)
-        : undefined;
+      const near = typeof state === "string" ? nearestAnaState(state) : undefined;
       return void cx.bad(
         `${gpath}.state`,
         `${quote(state)} is not an ANA state${near ? ` (did you mean '${near}'?)` : ""}.`,

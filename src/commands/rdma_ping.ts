@@ -26,7 +26,8 @@ function clientText(r: PingResult): string {
   if (r.trace) out.push(...traceLines(r.trace), "");
   const l = r.latency;
   out.push(
-    `${r.op} ${r.size} B to ${r.traddr}:${r.trsvcid}: ${r.verified}/${r.count} verified`,
+    `${r.op} ${r.size} B to ${r.traddr}:${r.trsvcid}: ${r.verified}/${r.count} verified` +
+      (r.warmup ? ` (after ${r.warmup} untimed)` : ""),
     `${r.op === "read" ? "read" : "round trip"} µs: min ${l.min_us}  median ${l.median_us}  ` +
       `p99 ${l.p99_us}  max ${l.max_us}  avg ${l.avg_us}`,
   );
@@ -65,6 +66,11 @@ export const rdmaPingCommand: CommandDetails = {
       value: "COUNT",
       description: "Iterations (default 1000; 10 with --rping, like rping -C)",
     },
+    warmup: {
+      type: "string",
+      value: "N",
+      description: "Untimed iterations before the timed ones (default 0; measuring: 2000 or more)",
+    },
     size: { type: "string", value: "BYTES", description: "Payload size (default 64)" },
     op: { type: "string", value: "OP", description: "write, read or send (default write)" },
     trace: {
@@ -80,6 +86,7 @@ export const rdmaPingCommand: CommandDetails = {
   examples: [
     "nvmeof rdma ping --server -a 10.77.0.1          # serve until Ctrl-C",
     "nvmeof rdma ping -a 10.77.0.1 -c 1000 --size 4096 --op write",
+    "nvmeof rdma ping -a 10.77.0.1 -c 5000 --warmup 5000 -o json  # latency once the code is compiled",
     "nvmeof rdma ping -a 10.77.0.1 --op read --trace  # RESET → INIT → RTR → RTS, timed",
     "nvmeof rdma ping -a 10.77.0.1 --op send -o json",
     "nvmeof rdma ping --rping -a 10.77.0.1 -c 10     # against: rping -s -a 10.77.0.1 -v -C 10",
@@ -104,6 +111,9 @@ export const rdmaPingCommand: CommandDetails = {
       if (v.rping && v.op !== undefined) {
         throw new UsageError("--rping has its own fixed operations: drop --op.");
       }
+      if (v.rping && v.warmup !== undefined) {
+        throw new UsageError("--rping times nothing, so it has no --warmup: drop it.");
+      }
       const common = {
         host,
         port: intFlag(v, "port", DEFAULT_PORT, 1, 65535),
@@ -116,7 +126,12 @@ export const rdmaPingCommand: CommandDetails = {
         const r = await rpingClient({ ...common, count: intFlag(v, "count", 10, 1) });
         return { data: r, text: rpingText as (d: unknown) => string };
       }
-      const r = await pingClient({ ...common, op, count: intFlag(v, "count", 1000, 1) });
+      const r = await pingClient({
+        ...common,
+        op,
+        count: intFlag(v, "count", 1000, 1),
+        warmup: intFlag(v, "warmup", 0, 0, 1 << 24),
+      });
       return { data: r, text: clientText as (d: unknown) => string };
     } catch (err) {
       throw withTrace(err, trace);

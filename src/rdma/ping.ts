@@ -59,6 +59,12 @@ export interface PingOptions {
   op: "write" | "read" | "send";
   size: number;
   count: number;
+  /**
+   * Untimed iterations first (default 0): the runtime compiles the loop's code on its own worker
+   * threads while it runs it the first times, and under emulation each compile job takes a
+   * spinning thread's CPU for milliseconds (scripts/bench_ping_sched.sh measures it).
+   */
+  warmup?: number;
   timeoutMs: number;
   trace: Trace;
   cancel?: Canceller;
@@ -78,6 +84,8 @@ export interface PingResult {
   op: string;
   size: number;
   count: number;
+  /** Untimed iterations before the `count` timed ones (their payloads are verified too). */
+  warmup: number;
   verified: number;
   /** Round-trip times (write, send) or read completion times (read). */
   latency: LatencyStats;
@@ -112,7 +120,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
         addr: rx.addr,
         rkey: rx.rkey,
         len: 2 * o.size,
-        count: o.count,
+        count: (o.warmup ?? 0) + o.count,
         size: o.size,
       });
     },
@@ -139,6 +147,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
       op: o.op,
       size: o.size,
       count: o.count,
+      warmup: o.warmup ?? 0,
       verified: samples.length,
       latency: latencyStats(samples),
       local_qp_num: conn.ep.qp.qpNum,
@@ -162,11 +171,13 @@ async function runClientLoop(
 ): Promise<number[]> {
   const ep = conn.ep;
   const size = o.size;
+  const warmup = o.warmup ?? 0;
+  const total = warmup + o.count;
   const spin = new Spinner(conn, {
     timeoutMs: o.timeoutMs,
     cancel: o.cancel,
     when: "during the ping",
-    total: o.count,
+    total,
     onTurn: o.onTurn,
   });
   const samples: number[] = [];
@@ -181,7 +192,7 @@ async function runClientLoop(
   const sends = o.op === "read"
     ? []
     : slotSends(tx!, size, flags, o.op === "write" ? peer : undefined);
-  for (let i = 0; i < o.count; i++) {
+  for (let i = 0; i < total; i++) {
     const slot = i & 1;
     const off = slot * size;
     const expect = pat.subarray(shift(i), shift(i) + size);
@@ -219,9 +230,11 @@ async function runClientLoop(
     ep.qp.postSend(wr.address);
     let wait = spin.until(answered, what, i, pace);
     if (wait) await wait;
-    const ms = performance.now() - t0;
-    samples.push(ms);
-    o.onSample?.(t0, ms);
+    if (i >= warmup) {
+      const ms = performance.now() - t0;
+      samples.push(ms);
+      o.onSample?.(t0, ms);
+    }
     // Reap our own send completion before reusing the WR and checking the bytes.
     wait = spin.until(sent, "a send completion", i);
     if (wait) await wait;

@@ -29,6 +29,15 @@ Deno.test("rdma ping --count must be a positive integer (2)", async () => {
   assert.match(r.stderr, /--count must be an integer/);
 });
 
+Deno.test("rdma ping --warmup must be a non-negative integer, and --rping has none (2)", async () => {
+  const bad = await nvmeof(["rdma", "ping", "-a", "10.0.0.1", "--warmup", "-1"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--warmup must be an integer from 0/);
+  const rping = await nvmeof(["rdma", "ping", "--rping", "-a", "10.0.0.1", "--warmup", "5"]);
+  assert.equal(rping.code, 2);
+  assert.match(rping.stderr, /no --warmup/);
+});
+
 Deno.test("rdma devices without RDMA in the kernel is an environment error (3) naming the fix", async () => {
   const r = await nvmeof(["rdma", "devices"]);
   if (r.code === 0) return assert.match(r.stdout, /port 1/); // a host with RDMA: it lists

@@ -95,7 +95,29 @@ Deno.test("ping: write, read and send at 2, 64 and 4096 bytes, every payload ver
   assert.equal(cli.code, 0, cli.stderr);
   const j = JSON.parse(cli.stdout);
   assert.equal(j.verified, 20);
+  assert.equal(j.warmup, 0);
   assert.equal(j.op, "write");
+  // Untimed iterations first: the server echoes them too, only the timed ones are counted.
+  const warm = await nvmeof([
+    "rdma",
+    "ping",
+    "-a",
+    ADDR,
+    "-p",
+    "7201",
+    "-c",
+    "20",
+    "--warmup",
+    "30",
+    "-o",
+    "json",
+  ]);
+  assert.equal(warm.code, 0, warm.stderr);
+  const w = JSON.parse(warm.stdout);
+  assert.equal(w.verified, 20);
+  assert.equal(w.count, 20);
+  assert.equal(w.warmup, 30);
+  assert.equal(w.latency.samples, 20);
   for (const k of ["min_us", "median_us", "p99_us", "max_us"]) {
     assert.equal(typeof j.latency[k], "number");
   }

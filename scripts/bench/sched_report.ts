@@ -84,6 +84,8 @@ function main(): void {
   const onSince = new Map<number, number>();
   const open = new Map<number, Spell>();
   const instead = new Map<string, number>();
+  /** The same, by quarter of the loop: what wakes early (start-up work) and what keeps on. */
+  const quarters = new Map<string, number[]>();
   const spells: number[] = [];
   let onCpu = 0;
   let sleeps = 0;
@@ -97,7 +99,12 @@ function main(): void {
       for (const s of open.values()) {
         if (s.cpu !== cpu || t <= s.start) continue;
         const k = kind(prevPid, prevComm, spinners, own);
-        instead.set(k, (instead.get(k) ?? 0) + t - Math.max(since, s.start));
+        const ms = t - Math.max(since, s.start);
+        instead.set(k, (instead.get(k) ?? 0) + ms);
+        const q = Math.min(3, Math.floor((4 * (t - w0)) / (w1 - w0)));
+        const byQ = quarters.get(k) ?? [0, 0, 0, 0];
+        byQ[q] += ms;
+        quarters.set(k, byQ);
       }
     }
     lastSwitch.set(cpu, t);
@@ -132,8 +139,11 @@ function main(): void {
       `went to sleep ${sleeps} times`,
   );
   const rows = [...instead.entries()].sort((a, b) => b[1] - a[1]);
-  console.log("  what ran on their CPU meanwhile (ms):");
-  for (const [k, ms] of rows.slice(0, 12)) console.log(`    ${ms.toFixed(1).padStart(9)}  ${k}`);
+  console.log("  what ran on their CPU meanwhile (ms; then by quarter of the loop):");
+  for (const [k, ms] of rows.slice(0, 12)) {
+    const q = (quarters.get(k) ?? []).map((x) => x.toFixed(0)).join(" / ");
+    console.log(`    ${ms.toFixed(1).padStart(9)}  ${k}  (${q})`);
+  }
 }
 
 main();

@@ -242,17 +242,35 @@ export async function routeTo(addr: string): Promise<RouteView> {
   }
 }
 
+/** The skip when `ip route get` gave no device for `addr`. */
+function routeUnknown(addr: string, r: RouteView): Check {
+  return check(
+    "fabric.route",
+    "skip",
+    `could not determine the route to ${addr}: ${r.error ?? "no device in the answer"}`,
+    `look by hand: ip route get ${addr}`,
+  );
+}
+
+/** The route to an NVMe/TCP target: any netdev carries TCP, so only whether there is one. */
+export function tcpRouteCheck(addr: string, r: RouteView): Check {
+  const id = "fabric.route";
+  if (r.error || !r.dev) return routeUnknown(addr, r);
+  if (r.type === "local") {
+    return check(id, "ok", `${addr} is a local address (on ${r.dev}): the target is this host`);
+  }
+  return check(
+    id,
+    "ok",
+    `route to ${addr} leaves through ${r.dev}${r.prefsrc ? ` from ${r.prefsrc}` : ""}` +
+      (r.gateway ? ` via ${r.gateway}` : ""),
+  );
+}
+
 /** The route to the target leaves through an RDMA-capable netdev (or the target is local and on one). */
 export function routeCheck(d: Devices, addr: string, r: RouteView): Check {
   const id = "fabric.route";
-  if (r.error || !r.dev) {
-    return check(
-      id,
-      "skip",
-      `could not determine the route to ${addr}: ${r.error ?? "no device in the answer"}`,
-      `look by hand: ip route get ${addr}`,
-    );
-  }
+  if (r.error || !r.dev) return routeUnknown(addr, r);
   if ("error" in d) {
     return check(id, "skip", `route to ${addr} via ${r.dev}: no RDMA devices to compare`);
   }

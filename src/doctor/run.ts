@@ -15,7 +15,7 @@ import {
   portStateChecks,
   routeCheck,
   routeTo,
-  type RouteView,
+  tcpRouteCheck,
 } from "./fabric.ts";
 import { hostChecks } from "./host.ts";
 import { kernelConnectCheck } from "./kernel_connect.ts";
@@ -115,28 +115,6 @@ async function reachChecks(
     checks.push(check("reach.loss", "skip", "no NVMe/RDMA target accepted a connect: no transfer"));
   }
   return checks;
-}
-
-/** The route to an NVMe/TCP target: any netdev carries TCP, so only whether there is one. */
-export function tcpRouteCheck(addr: string, r: RouteView): Check {
-  const id = "fabric.route";
-  if (r.error || !r.dev) {
-    return check(
-      id,
-      "skip",
-      `could not determine the route to ${addr}: ${r.error ?? "no device in the answer"}`,
-      `look by hand: ip route get ${addr}`,
-    );
-  }
-  if (r.type === "local") {
-    return check(id, "ok", `${addr} is a local address (on ${r.dev}): the target is this host`);
-  }
-  return check(
-    id,
-    "ok",
-    `route to ${addr} leaves through ${r.dev}${r.prefsrc ? ` from ${r.prefsrc}` : ""}` +
-      (r.gateway ? ` via ${r.gateway}` : ""),
-  );
 }
 
 /** Route, IP answer and the NVMe/TCP listener (TCP connect, ICReq/ICResp) towards -a. */

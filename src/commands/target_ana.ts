@@ -12,11 +12,6 @@ import { planText } from "../target/report.ts";
 
 function anaRun(ctx: RunContext): Promise<CommandResult> {
   const v = ctx.values;
-  if (ctx.positionals.length) {
-    throw new UsageError(`Unexpected argument ${JSON.stringify(ctx.positionals[0])}.`, {
-      hint: "Give the port and state as flags: nvmeof target ana --port 1 --state inaccessible.",
-    });
-  }
   for (const f of ["port", "state"]) {
     if (v[f] === undefined) {
       throw new UsageError(`--${f} is required.`, {
@@ -28,7 +23,6 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
     port: v.port as string,
     state: v.state as string,
     groups: (v.group as string[] | undefined) ?? [],
-    force: v.force === true,
   }, {
     configfs: ctx.global.configfs,
     dryRun: v["dry-run"] === true,
@@ -45,7 +39,7 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
     data: versioned(data),
     text: (d) => {
       const r = d as AnaResult;
-      const tail = r.steps.length && !r.dry_run
+      const tail = r.changed
         ? "\nA live change: 'nvmeof target up' puts back the spec's states."
         : "";
       return steps(d) + tail;

@@ -25,10 +25,8 @@ import { anaStateStep } from "./plan/ana.ts";
 import type { Step } from "./plan/step.ts";
 import { type PlanResult, planResult } from "./report.ts";
 import type { TargetRunOptions } from "./up.ts";
+import type { AnaState } from "./spec.ts";
 import { nearest, nearestAnaState } from "./values.ts";
-
-/** An ANA state nvmet takes. */
-export type AnaState = typeof ANA_STATES[number];
 
 /** States in which a host may send I/O down a path. */
 const USABLE: readonly string[] = ["optimized", "non-optimized"];
@@ -41,8 +39,6 @@ export interface AnaRequest {
   state: string;
   /** The group ids (as given) to change; none: every group of the port. */
   groups: string[];
-  /** Go ahead even when a namespace would be left without a usable path. */
-  force: boolean;
 }
 
 /** One group's move. */
@@ -175,7 +171,7 @@ export function setAnaState(req: AnaRequest, options: TargetRunOptions): AnaResu
   const port = findPort(live, req.port);
   const groups = findGroups(port, req.groups);
   const stranded = strandedNamespaces(live, port, groups, state);
-  if (stranded.length && !req.force) {
+  if (stranded.length && !options.force) {
     throw new FailureError(
       `Moving port ${port.id} to ${state} would leave ${
         stranded.join("; ")

@@ -165,15 +165,10 @@ export async function hostChecks(
   transport: "rdma" | "tcp" = "rdma",
 ): Promise<Check[]> {
   const user = "needed by user-space RDMA (nvmeof doctor's reachability test, rping, perftest)";
-  const transportModule = transport === "tcp"
-    ? moduleCheck(paths, "host.module.nvme_tcp", "nvme-tcp", {
-      needed: "it is the NVMe/TCP host transport",
-      autoload: "the kernel requests it at the first connect with transport=tcp",
-    })
-    : moduleCheck(paths, "host.module.nvme_rdma", "nvme-rdma", {
-      needed: "it is the NVMe/RDMA host transport",
-      autoload: "the kernel requests it at the first connect with transport=rdma",
-    });
+  const transportModule = moduleCheck(paths, `host.module.nvme_${transport}`, `nvme-${transport}`, {
+    needed: `it is the NVMe/${transport.toUpperCase()} host transport`,
+    autoload: `the kernel requests it at the first connect with transport=${transport}`,
+  });
   return [
     moduleCheck(paths, "host.module.nvme_fabrics", "nvme-fabrics", {
       needed: "it provides /dev/nvme-fabrics",

@@ -7,7 +7,7 @@ import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
 import type { ConnectOptions } from "../fabrics/options.ts";
-import { errnoName, EXIT, exitCodeOf, NvmeofError, ownError } from "../errors.ts";
+import { errnoName, EXIT, NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";
 
@@ -127,7 +127,7 @@ export async function kernelConnectCheck(paths: DoctorPaths, opts: ConnectOption
     const e = ownError(err);
     return check(
       id,
-      exitCodeOf(err) === EXIT.environment ? "skip" : "fail",
+      e instanceof NvmeofError && e.exitCode === EXIT.environment ? "skip" : "fail",
       `could not try the kernel connect: ${e instanceof Error ? e.message : String(e)}`,
       e instanceof NvmeofError ? e.hint : undefined,
     );

@@ -12,7 +12,7 @@ import type { DoctorPaths } from "./paths.ts";
 import { classifyProbe, probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
 import { readNvmet } from "./target.ts";
 import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
-import { canonicalIp, localAddresses, localInterfaceOf } from "../net/address.ts";
+import { canonicalIp, isAnyAddress, localAddresses, localInterfaceOf } from "../net/address.ts";
 
 /** The verdict on a tcp port from the ICReq probe's answer. */
 export function classifyTcpListening(p: LivePort, o: TcpProbeOutcome): Check {
@@ -44,8 +44,7 @@ export function classifyTcpListening(p: LivePort, o: TcpProbeOutcome): Check {
 /** Where to probe a tcp port's listener from this host: its address if local, loopback for a wildcard. */
 export function tcpProbeAddress(traddr: string, local = localAddresses()): string | undefined {
   const c = canonicalIp(traddr);
-  if (c === "0.0.0.0") return "127.0.0.1";
-  if (c === "::") return "::1";
+  if (c && isAnyAddress(c)) return c === "::" ? "::1" : "127.0.0.1";
   return localInterfaceOf(traddr, local) ? traddr : undefined;
 }
 
@@ -83,12 +82,13 @@ export async function listeningChecks(
   const tree = readNvmet(paths);
   if (!tree) return [];
   const out: Check[] = [];
+  let local: ReturnType<typeof localAddresses> | undefined;
   for (const p of tree.ports) {
     const addr = p.attr.addr_traddr ?? "";
     const port = Number(p.attr.addr_trsvcid);
     if (p.subsystems.length === 0 || !port) continue;
     if (p.attr.addr_trtype === "tcp") {
-      const at = tcpProbeAddress(addr);
+      const at = tcpProbeAddress(addr, local ??= localAddresses());
       if (at) out.push(classifyTcpListening(p, await probeNvmeTcp(at, port, { timeoutMs })));
       continue;
     }

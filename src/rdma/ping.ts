@@ -101,6 +101,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
     throw new UsageError(`--size must be 1 … 2^30, not ${o.size}.`);
   }
   const trace = o.trace;
+  const warmup = o.warmup ?? 0;
   const pat = pattern(o.size);
   let tx: MemoryRegion | undefined, rx: MemoryRegion | undefined;
   const setup: QpSetup = {
@@ -120,7 +121,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
         addr: rx.addr,
         rkey: rx.rkey,
         len: 2 * o.size,
-        count: (o.warmup ?? 0) + o.count,
+        count: warmup + o.count,
         size: o.size,
       });
     },
@@ -139,7 +140,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
         hint: "Is the peer 'nvmeof rdma ping --server'? For rdma-core's rping use --rping.",
       });
     }
-    const samples = await runClientLoop(conn, o, peer, tx, rx!, pat);
+    const samples = await runClientLoop(conn, o, warmup, peer, tx, rx!, pat);
     trace.add("call", "rdma_disconnect");
     const result: PingResult = {
       traddr: o.host,
@@ -147,7 +148,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
       op: o.op,
       size: o.size,
       count: o.count,
-      warmup: o.warmup ?? 0,
+      warmup,
       verified: samples.length,
       latency: latencyStats(samples),
       local_qp_num: conn.ep.qp.qpNum,
@@ -164,6 +165,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
 async function runClientLoop(
   conn: Connection,
   o: PingOptions,
+  warmup: number,
   peer: Hello,
   tx: MemoryRegion | undefined,
   rx: MemoryRegion,
@@ -171,7 +173,6 @@ async function runClientLoop(
 ): Promise<number[]> {
   const ep = conn.ep;
   const size = o.size;
-  const warmup = o.warmup ?? 0;
   const total = warmup + o.count;
   const spin = new Spinner(conn, {
     timeoutMs: o.timeoutMs,

@@ -4,20 +4,12 @@
  * MTU. Pure functions from observations to checks; ip_probe.ts makes the observations.
  */
 import { isIpv4 } from "../net/address.ts";
+import type { NeighbourView } from "../net/neighbour.ts";
 import { payloadForIpSize } from "../net/icmp.ts";
 import type { EchoOutcome } from "../net/ping.ts";
 import { type Check, check } from "./check.ts";
 import { roceMtuFor } from "./fabric.ts";
 import { classifyProbe, type ProbeOutcome } from "./reach.ts";
-
-/** An entry of the neighbour (ARP) table, as read after the probes. */
-export interface NeighbourView {
-  /** resolved: a link-layer address is known; failed: asked and got no answer. */
-  state: "resolved" | "failed";
-  address: string;
-  mac?: string;
-  device?: string;
-}
 
 /** What the IP probes saw of the target. */
 export interface IpView {

@@ -9,7 +9,8 @@ import { canonicalIp } from "../net/address.ts";
 import { DEFAULT_PAYLOAD_SIZE, ICMP_HEADER_SIZE, IPV4_HEADER_SIZE } from "../net/icmp.ts";
 import { echo, EchoSocket } from "../net/ping.ts";
 import type { Devices, RouteView } from "./fabric.ts";
-import { type IpView, mtuProbeSizes, type MtuView, type NeighbourView } from "./ip_checks.ts";
+import { readNeighbour } from "../net/neighbour.ts";
+import { type IpView, mtuProbeSizes, type MtuView } from "./ip_checks.ts";
 import type { DoctorPaths } from "./paths.ts";
 
 /** Bound on one echo wait, whatever --timeout says. */
@@ -18,32 +19,6 @@ const SMALL_TRIES = 3;
 const LARGE_TRIES = 2;
 /** The size of a default `ping`. */
 const SMALL_IP_SIZE = IPV4_HEADER_SIZE + ICMP_HEADER_SIZE + DEFAULT_PAYLOAD_SIZE;
-/** ATF_COM in /proc/net/arp's Flags: the entry is complete (include/uapi/linux/if_arp.h). */
-const ATF_COM = 0x02;
-
-/** The entry for `addr` in /proc/net/arp's text, if there is one. */
-export function parseArp(text: string, addr: string): NeighbourView | undefined {
-  for (const line of text.split("\n").slice(1)) {
-    const [ip, , flags, mac, , device] = line.trim().split(/\s+/);
-    if (ip !== addr) continue;
-    const complete = (parseInt(flags, 16) & ATF_COM) !== 0;
-    return complete
-      ? { state: "resolved", address: ip, mac, device }
-      : { state: "failed", address: ip, device };
-  }
-  return undefined;
-}
-
-/** The IPv4 neighbour entry for `addr` (`<proc>/net/arp`); IPv6 is not read. */
-export function readNeighbour(paths: DoctorPaths, addr: string): NeighbourView | undefined {
-  if (!isIpv4(addr)) return undefined;
-  try {
-    return parseArp(readText(`${paths.proc}/net/arp`, 1 << 20), addr);
-  } catch {
-    return undefined;
-  }
-}
-
 /** A counter of `/proc/net/snmp` ("Ip: … ReasmReqds …" header and value lines), or of snmp6. */
 export function snmpCounter(text: string, group: string, field: string): number | undefined {
   const lines = text.split("\n");
@@ -95,7 +70,7 @@ export async function observeIp(
 
 /** Adds the neighbour entry (read after every probe that could have resolved it). */
 export function withNeighbour(paths: DoctorPaths, v: IpView): IpView {
-  const n = readNeighbour(paths, canonicalIp(v.gateway ?? v.traddr) ?? v.traddr);
+  const n = readNeighbour(paths.proc, canonicalIp(v.gateway ?? v.traddr) ?? v.traddr);
   return n ? { ...v, neighbour: n } : v;
 }
 

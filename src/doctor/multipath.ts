@@ -19,8 +19,7 @@ import {
   type SubsystemInfo,
 } from "../fabrics/sysfs.ts";
 import { type Check, check, type CheckStatus } from "./check.ts";
-import type { NeighbourView } from "./ip_checks.ts";
-import { readNeighbour } from "./ip_probe.ts";
+import { arpWords, type NeighbourView, readNeighbour } from "../net/neighbour.ts";
 import type { DoctorPaths } from "./paths.ts";
 
 /** ANA states through which I/O flows. */
@@ -93,13 +92,6 @@ async function retryPolicy(paths: DoctorPaths, c: ControllerInfo): Promise<strin
   return parts;
 }
 
-function arpWords(n: NeighbourView): string {
-  const on = n.device ? ` on ${n.device}` : "";
-  return n.state === "resolved"
-    ? `ARP for ${n.address} answered (${n.mac}${on})`
-    : `ARP for ${n.address} unanswered${on}`;
-}
-
 /** A path not live whose target address does not answer ARP: the link, and what shows it. */
 function unansweredArpFix(c: ControllerInfo, n: NeighbourView): string {
   const dev = n.device ?? "DEV";
@@ -125,7 +117,7 @@ export async function subsystemPathsCheck(paths: DoctorPaths, s: SubsystemInfo):
     const ana = [...new Set(anas)].join("/");
     let note = "";
     if (c.state !== "live") {
-      const arp = c.address.traddr ? readNeighbour(paths, c.address.traddr) : undefined;
+      const arp = c.address.traddr ? readNeighbour(paths.proc, c.address.traddr) : undefined;
       const said = [(await retryPolicy(paths, c)).join(", "), arp ? arpWords(arp) : ""];
       note = said.some(Boolean) ? ` (${said.filter(Boolean).join("; ")})` : "";
       problems.push({

@@ -13,7 +13,8 @@ import {
   pathMtuCheck,
   roceV2Check,
 } from "../../src/doctor/ip_checks.ts";
-import { parseArp, snmpCounter } from "../../src/doctor/ip_probe.ts";
+import { snmpCounter } from "../../src/doctor/ip_probe.ts";
+import { parseArp } from "../../src/net/neighbour.ts";
 import type { ProbeOutcome } from "../../src/doctor/reach.ts";
 
 const UP: IpView = {

@@ -6,10 +6,11 @@ import type { CommandDetails } from "../cli/command.ts";
 import { EXIT } from "../errors.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
-import { listDevices } from "../fabrics/topology.ts";
+import { listDevices, withNeighbours } from "../fabrics/topology.ts";
 import { versioned } from "../output/contract.ts";
 import { devicesJson, devicesText } from "../output/nvme_cli.ts";
 import { pathViewText } from "../output/path_view.ts";
+import { hostPaths } from "../paths.ts";
 
 /** `nvmeof list`. */
 export const listCommand: CommandDetails = {
@@ -25,10 +26,13 @@ nvme-cli leaves it out, but named on stderr, and the exit code is 1.
 --paths shows nvmeof's own view from sysfs alone: each subsystem with its iopolicy, its
 namespaces (with native multipath the shared head nvmeXnY and every path to it, nvmeXcYnZ: the
 controller it goes through, transport, address, controller state and ANA state) and its
-controllers (transport, address, state, cntlid, host NQN). With -o json its keys are the sysfs
-attribute names: {"subsystems": [{name, subsysnqn, iopolicy, multipath, namespaces: [{name,
-nsid, size, paths: [{name, controller, transport, address, state, ana_state}]}],
-controllers: [...]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
+controllers (transport, address, state, cntlid, host NQN). A controller that is not live also
+shows whether its target address answers ARP here: unanswered means the link to the target is
+down or blocked (every reconnect fails before it reaches the target); answered points at the
+target side ('nvmeof doctor' says more). With -o json its keys are the sysfs attribute names:
+{"subsystems": [{name, subsysnqn, iopolicy, multipath, namespaces: [{name, nsid, size, paths:
+[{name, controller, transport, address, state, ana_state}]}], controllers: [{…, neighbour?:
+{state: resolved|failed, address, mac?, device?}}]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
   options: {
     paths: {
       type: "boolean",
@@ -45,7 +49,7 @@ controllers: [...]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.
     const paths = fabricsPaths();
     const subsystems = await listSubsystems(paths);
     if (ctx.values.paths) {
-      const data = versioned({ subsystems });
+      const data = versioned({ subsystems: withNeighbours(subsystems, hostPaths().proc) });
       return { data, text: () => pathViewText(data) };
     }
     const { rows, leftOut } = await listDevices(paths, subsystems);

@@ -4,6 +4,7 @@
  */
 import { listDir, readText } from "../host/kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
+import type { NeighbourView } from "../net/neighbour.ts";
 
 /** The parsed `address` attribute (`traddr=…,trsvcid=…[,host_traddr=…][,host_iface=…]`). */
 export type ControllerAddress = Record<string, string>;
@@ -67,6 +68,11 @@ export interface ControllerInfo {
   serial?: string;
   firmware_rev?: string;
   namespaces: NamespaceInfo[];
+  /**
+   * For a controller that is not live, its target address's ARP entry (`list --paths` only):
+   * failed means the address does not answer, the link is the cause (topology.ts withNeighbours).
+   */
+  neighbour?: NeighbourView;
 }
 
 /** A subsystem, from /sys/class/nvme-subsystem/nvme-subsysK. */

@@ -3,7 +3,8 @@
  * iopolicy, its namespaces (with native multipath the shared head device and every path to it:
  * controller, transport, address, controller state, ANA state) and its controllers.
  */
-import type { ControllerAddress, SubsystemInfo } from "../fabrics/sysfs.ts";
+import type { ControllerAddress, ControllerInfo, SubsystemInfo } from "../fabrics/sysfs.ts";
+import { arpWords } from "../net/neighbour.ts";
 import { humanSize } from "./render.ts";
 
 function where(a: ControllerAddress): string {
@@ -26,8 +27,16 @@ export function pathViewText(d: { subsystems: SubsystemInfo[] }): string {
       out.push(`  ${n.name}  nsid ${n.nsid}  ${humanSize(n.size)}${kind}`);
       for (const p of n.paths) {
         const ana = p.ana_state ? `  ${p.ana_state}` : "";
+        const arp = s.controllers.find((c) =>
+            c.name === p.controller
+          )?.neighbour?.state === "failed"
+          ? "  ARP unanswered"
+          : "";
         out.push(
-          `    ${p.name}  via ${p.controller}  ${p.transport}${where(p.address)}  ${p.state}${ana}`,
+          `    ${p.name}  via ${p.controller}  ${p.transport}${
+            where(p.address)
+          }  ${p.state}${ana}` +
+            arp,
         );
       }
     }
@@ -36,9 +45,22 @@ export function pathViewText(d: { subsystems: SubsystemInfo[] }): string {
         `  ${c.name}  ${c.transport}${where(c.address)}  ${c.state}  cntlid ${c.cntlid}` +
           (c.hostnqn ? `  host ${c.hostnqn}` : ""),
       );
+      const hint = neighbourHint(c);
+      if (hint) out.push(`    ${hint}`);
     }
   }
   return out.join("\n");
+}
+
+/** What a controller that is not live has in the ARP table, and what that means. */
+function neighbourHint(c: ControllerInfo): string | undefined {
+  const n = c.neighbour;
+  if (!n) return undefined;
+  return n.state === "failed"
+    ? `${arpWords(n)}: the link to the target is down or blocked, so every reconnect fails ` +
+      "before it reaches the target ('nvmeof doctor' shows how to check the link)"
+    : `${arpWords(n)}: the link answers, so look at the target side ('nvmeof doctor -a ` +
+      `${n.address} …' probes it)`;
 }
 
 function plural(n: number, word: string): string {

@@ -62,8 +62,14 @@ Deno.test("list --paths shows the head, both paths with state and ANA state, and
   assert.match(r.stdout, /iopolicy round-robin/);
   assert.match(
     r.stdout,
-    /nvme1c2n1 {2}via nvme2 {2}tcp 10\.77\.0\.1:4421 {2}connecting {2}inaccessible/,
+    /nvme1c2n1 {2}via nvme2 {2}tcp 10\.77\.0\.1:4421 {2}connecting {2}inaccessible {2}ARP unanswered/,
   );
+  // The controller that is not live is followed by what its ARP entry means; the live one is not.
+  assert.match(
+    r.stdout,
+    /nvme2 .*connecting.*\n {4}ARP for 10\.77\.0\.1 unanswered on fab1: the link to the target is down or blocked/,
+  );
+  assert.doesNotMatch(r.stdout, /nvme1c1n1 .*ARP/);
   const j = JSON.parse((await nvmeof(["list", "--paths", "-o", "json"], { env })).stdout);
   const [s] = j.subsystems;
   assert.equal(s.subsysnqn, MP_NQN);
@@ -73,6 +79,10 @@ Deno.test("list --paths shows the head, both paths with state and ANA state, and
     s.namespaces[0].paths.map((p: Record<string, string>) => [p.controller, p.state, p.ana_state]),
     [["nvme1", "live", "optimized"], ["nvme2", "connecting", "inaccessible"]],
   );
+  assert.deepEqual(s.controllers.map((c: { neighbour?: unknown }) => c.neighbour), [
+    undefined,
+    { state: "failed", address: "10.77.0.1", device: "fab1" },
+  ]);
 });
 
 Deno.test("list-subsys prints nvme-cli's shape; naming a namespace adds each path's ANAState", async () => {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { ID_NS, parseIdentifyNamespace } from "../../src/fabrics/admin.ts";
 import type { FabricsPaths } from "../../src/fabrics/paths.ts";
 import { listSubsystems } from "../../src/fabrics/sysfs.ts";
-import { groupByHost, listDevices } from "../../src/fabrics/topology.ts";
+import { groupByHost, listDevices, withNeighbours } from "../../src/fabrics/topology.ts";
 import { devicesJson, devicesText, subsysJson, subsysText } from "../../src/output/nvme_cli.ts";
 import { pathViewText } from "../../src/output/path_view.ts";
 import { tempDir } from "../helpers.ts";
@@ -206,4 +206,27 @@ Deno.test("Identify Namespace: size, use and the format in use, high FLBAS bits 
     lbaSize: 4096,
     metaSize: 16,
   });
+});
+
+Deno.test("withNeighbours reads ARP for controllers that are not live only; an answered entry points at the target", async () => {
+  await using dir = await tempDir();
+  await multipathTree(dir.path);
+  const subsystems = await listSubsystems(pathsOf(dir.path));
+  // Both controllers' target is 10.77.0.1, now answered: only the connecting one gets the entry.
+  await Deno.writeTextFile(
+    `${dir.path}/proc/net/arp`,
+    "IP address       HW type     Flags       HW address            Mask     Device\n" +
+      "10.77.0.1        0x1         0x2         52:54:00:12:34:56     *        fab1\n",
+  );
+  const [s] = withNeighbours(subsystems, `${dir.path}/proc`);
+  assert.deepEqual(s.controllers.map((c) => c.neighbour?.state), [undefined, "resolved"]);
+  const text = pathViewText({ subsystems: [s] });
+  assert.match(
+    text,
+    /ARP for 10\.77\.0\.1 answered \(52:54:00:12:34:56 on fab1\): the link answers/,
+  );
+  assert.doesNotMatch(text, /ARP unanswered/);
+  // No ARP table (an IPv6 target, or no procfs): nothing is added.
+  const [bare] = withNeighbours(subsystems, `${dir.path}/nowhere`);
+  assert.equal(bare.controllers[1].neighbour, undefined);
 });

@@ -75,14 +75,7 @@ export async function multipathTree(root: string): Promise<Record<string, string
   const q = "sys/class/nvme-subsystem/nvme-subsys3";
   await w(`${q}/subsysnqn`, "nqn.2014.08.org.nvmexpress:80868086PHLJ0001");
   await Deno.mkdir(`${root}/${q}/nvme3`, { recursive: true });
-  // The connecting tcp path's target address asked for and not answered (flags 0x0), on fab1.
-  await w(
-    "proc/net/arp",
-    "IP address       HW type     Flags       HW address            Mask     Device\n" +
-      "10.77.0.1        0x1         0x0         00:00:00:00:00:00     *        fab1",
-  );
   return {
-    NVMEOF_PROC: `${root}/proc`,
     NVMEOF_SYSFS: `${root}/sys`,
     NVMEOF_DEV: `${root}/dev`,
     NVMEOF_ETC_NVME: `${root}/etc/nvme`,

@@ -54,9 +54,16 @@ Deno.test("list leaves out a namespace whose use cannot be read, names it on std
   assert.match(r.stderr, /nvmeof list --paths/);
 });
 
-Deno.test("list --paths shows the head, both paths with state and ANA state, and the iopolicy", async () => {
+Deno.test("list --paths shows the head, both paths with state and ANA state, the iopolicy, and an unanswered ARP", async () => {
   await using dir = await tempDir();
-  const env = await multipathTree(dir.path);
+  const env = { ...await multipathTree(dir.path), NVMEOF_PROC: `${dir.path}/proc` };
+  // The connecting tcp path's target address asked for and not answered (flags 0x0), on fab1.
+  await Deno.mkdir(`${dir.path}/proc/net`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir.path}/proc/net/arp`,
+    "IP address       HW type     Flags       HW address            Mask     Device\n" +
+      "10.77.0.1        0x1         0x0         00:00:00:00:00:00     *        fab1\n",
+  );
   const r = await nvmeof(["list", "--paths"], { env });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /iopolicy round-robin/);

@@ -212,7 +212,8 @@ Deno.test("withNeighbours reads ARP for controllers that are not live only; an a
   await using dir = await tempDir();
   await multipathTree(dir.path);
   const subsystems = await listSubsystems(pathsOf(dir.path));
-  // Both controllers' target is 10.77.0.1, now answered: only the connecting one gets the entry.
+  // Both controllers' target is 10.77.0.1, answered: only the connecting one gets the entry.
+  await Deno.mkdir(`${dir.path}/proc/net`, { recursive: true });
   await Deno.writeTextFile(
     `${dir.path}/proc/net/arp`,
     "IP address       HW type     Flags       HW address            Mask     Device\n" +

@@ -3,12 +3,11 @@
  * (src/target/ana.ts).
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { intFlag } from "../cli/parse.ts";
 import { dryRunFlag } from "../cli/target_flags.ts";
 import { ANA_STATES } from "../configfs/nvmet.ts";
 import { UsageError } from "../errors.ts";
 import { versioned } from "../output/contract.ts";
-import { type AnaResult, DEFAULT_SETTLE_S, setAnaState } from "../target/ana.ts";
+import { type AnaResult, setAnaState } from "../target/ana.ts";
 import { planText } from "../target/report.ts";
 
 function anaRun(ctx: RunContext): Promise<CommandResult> {
@@ -24,7 +23,6 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
     port: v.port as string,
     state: v.state as string,
     groups: (v.group as string[] | undefined) ?? [],
-    settleS: intFlag(v, "settle", DEFAULT_SETTLE_S, 0, MAX_SETTLE_S),
   }, {
     configfs: ctx.global.configfs,
     dryRun: v["dry-run"] === true,
@@ -41,20 +39,13 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
     data: versioned(data),
     text: (d) => {
       const r = d as AnaResult;
-      const settle = r.settle_s
-        ? `\n${r.dry_run ? "Would wait" : "Waited"} ${r.settle_s} s after the non-optimized ` +
-          "write(s), for hosts to move new I/O to the optimized paths first."
-        : "";
       const tail = r.changed
         ? "\nA live change: 'nvmeof target up' puts back the spec's states."
         : "";
-      return steps(d) + settle + tail;
+      return steps(d) + tail;
     },
   });
 }
-
-/** The longest --settle: a drain is a short pause, not a schedule. */
-const MAX_SETTLE_S = 600;
 
 /** `nvmeof target ana`. */
 export const targetAnaCommand: CommandDetails = {
@@ -64,12 +55,6 @@ Planned failover: moves the ANA groups of one port (every group of the port, or 
 an ANA change event and their multipath sends I/O down the paths still optimized, without errors.
 The port, its links and the other ports are not touched. Drain a port before maintenance with
 'inaccessible', bring it back with 'optimized'.
-
-A drain (an optimized group to inaccessible, persistent-loss or change) goes through
-non-optimized first and waits --settle seconds (default ${DEFAULT_SETTLE_S}): each host's multipath
-then sends new I/O down the paths still optimized while the I/O already on this path completes
-normally, so no I/O meets an ANA error and waits to be requeued. --settle 0 writes the final state
-at once. A failure in the final write puts the non-optimized writes back too.
 
 States: ${ANA_STATES.join(", ")}.
 
@@ -105,12 +90,6 @@ flag, 3 when nvmet is not loaded or without root.`,
       type: "boolean",
       description: "Move even if a namespace is left with no usable path",
     },
-    settle: {
-      type: "string",
-      value: "SECONDS",
-      description:
-        `Drain through non-optimized, waiting this long (default ${DEFAULT_SETTLE_S}; 0: at once)`,
-    },
     ...dryRunFlag,
   },
   examples: [
@@ -118,7 +97,6 @@ flag, 3 when nvmet is not loaded or without root.`,
     "nvmeof target ana --port 1 --state optimized      # bring it back",
     "nvmeof target ana -p 2 -g 3 -S non-optimized --dry-run",
     "nvmeof target ana -p 1 -S inaccessible -o json",
-    "nvmeof target ana -p 1 -S inaccessible --settle 0   # one write, no non-optimized step",
   ],
   run: anaRun,
 };

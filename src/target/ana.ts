@@ -20,7 +20,7 @@ import {
 } from "../configfs/nvmet.ts";
 import { EnvironmentError, FailureError, quote, UsageError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
-import { lockTarget, openNvmet, requireRoot, sleepMs } from "./env.ts";
+import { lockTarget, openNvmet, requireRoot } from "./env.ts";
 import { anaStateStep } from "./plan/ana.ts";
 import type { Step } from "./plan/step.ts";
 import { type PlanResult, planResult } from "./report.ts";
@@ -31,13 +31,6 @@ import { nearest, nearestAnaState } from "./values.ts";
 /** States in which a host may send I/O down a path. */
 const USABLE: readonly string[] = ["optimized", "non-optimized"];
 
-/**
- * Seconds between the non-optimized step of a drain and its final state (`--settle`): time for
- * each host to take the ANA change event, read the ANA log and choose another path. In the lab
- * fabric under TCG hosts had moved within a second; on real hardware it takes milliseconds.
- */
-export const DEFAULT_SETTLE_S = 2;
-
 /** What `target ana` changes. */
 export interface AnaRequest {
   /** The port: its id (`1`) or its directory's name (`0x1`). */
@@ -46,8 +39,6 @@ export interface AnaRequest {
   state: string;
   /** The group ids (as given) to change; none: every group of the port. */
   groups: string[];
-  /** Seconds between a drain's non-optimized step and its final state; 0: one write. */
-  settleS?: number;
 }
 
 /** One group's move. */
@@ -62,8 +53,6 @@ export interface AnaResult extends PlanResult {
   port: number;
   state: string;
   groups: AnaMove[];
-  /** Seconds waited (or to be waited) between the non-optimized step and the final state. */
-  settle_s: number;
 }
 
 /** The state as nvmet spells it, or a usage error with the nearest one. */
@@ -131,35 +120,11 @@ export function findGroups(port: LivePort, words: string[]): LiveAnaGroup[] {
   return out;
 }
 
-/** The writes of a move, and how many of them come before the settle wait (0: no wait). */
-export interface AnaPlan {
-  steps: Step[];
-  settleAfter: number;
-}
-
-/**
- * The ana_state writes that move `groups` of `port` to `state` (none for a group already there).
- * With `settle`, an optimized group taken out of use (inaccessible, persistent-loss, change) goes
- * through non-optimized first: hosts' multipath then sends new I/O down the paths still optimized
- * while the I/O already on this one completes normally, so none meets an ANA error and waits to be
- * requeued (README "High availability" has the pauses measured both ways).
- */
-export function planAnaState(
-  port: LivePort,
-  groups: LiveAnaGroup[],
-  state: AnaState,
-  settle = false,
-): AnaPlan {
-  const dir = (g: LiveAnaGroup) => nvmetPath.anaGroup(port.name, g.name);
-  const moving = groups.filter((g) => g.state !== state);
-  const viaNonOptimized = settle && !USABLE.includes(state)
-    ? moving.filter((g) => g.state === "optimized")
-    : [];
-  const first = viaNonOptimized.map((g) => anaStateStep(dir(g), "non-optimized", g.state));
-  const last = moving.map((g) =>
-    anaStateStep(dir(g), state, viaNonOptimized.includes(g) ? "non-optimized" : g.state)
+/** The ana_state writes that move `groups` of `port` to `state` (none for a group already there). */
+export function planAnaState(port: LivePort, groups: LiveAnaGroup[], state: AnaState): Step[] {
+  return groups.flatMap((g) =>
+    g.state === state ? [] : [anaStateStep(nvmetPath.anaGroup(port.name, g.name), state, g.state)]
   );
-  return { steps: [...first, ...last], settleAfter: first.length };
 }
 
 /**
@@ -221,21 +186,12 @@ export function setAnaState(req: AnaRequest, options: TargetRunOptions): AnaResu
     `warning: ${s} has no optimized or non-optimized path left (--force); hosts queue its I/O.`
   );
   for (const w of warnings) note(w);
-  const settleS = req.settleS ?? DEFAULT_SETTLE_S;
-  const { steps, settleAfter } = planAnaState(port, groups, state, settleS > 0);
-  if (!dryRun && steps.length) {
-    // A failure in the final writes rolls back the non-optimized ones too: one plan.
-    applyPlan(io, steps, {
-      onStep: (s) => {
-        if (settleAfter && s === steps[settleAfter]) sleepMs(settleS * 1000);
-      },
-    });
-  }
+  const steps = planAnaState(port, groups, state);
+  if (!dryRun && steps.length) applyPlan(io, steps);
   return {
     ...planResult(steps, { dryRun, warnings }),
     port: port.id,
     state,
     groups: groups.map((g) => ({ id: g.id, old: g.state, new: state })),
-    settle_s: settleAfter ? settleS : 0,
   };
 }

@@ -237,8 +237,7 @@ function holderLine(): string {
   return `pid ${Deno.pid}: ${cmd.length > 200 ? cmd.slice(0, 200) + "…" : cmd}\n`;
 }
 
-/** Blocks this thread for `ms` (the target's commands are synchronous: a lock wait, a settle). */
-export function sleepMs(ms: number): void {
+function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 

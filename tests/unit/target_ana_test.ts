@@ -81,39 +81,15 @@ Deno.test("findGroups: every group by default, the named ones once each, an unkn
 
 Deno.test("planAnaState writes only the groups that move, by the port's directory name", () => {
   const p = tree().ports[1];
-  assert.deepEqual(planAnaState(p, p.ana_groups!, "optimized", true), {
-    steps: [{
+  assert.deepEqual(planAnaState(p, p.ana_groups!, "optimized"), [
+    {
       op: "write",
       path: "ports/0x2/ana_groups/2/ana_state",
       value: "optimized",
       old: "non-optimized",
-    }],
-    settleAfter: 0,
-  });
-  assert.deepEqual(planAnaState(p, [], "inaccessible", true), { steps: [], settleAfter: 0 });
-});
-
-Deno.test("planAnaState: a drain takes optimized groups through non-optimized first, only with settle", () => {
-  const p = tree().ports[1]; // group 1 optimized, group 2 non-optimized
-  const at = (g: number) => `ports/0x2/ana_groups/${g}/ana_state`;
-  assert.deepEqual(planAnaState(p, p.ana_groups!, "inaccessible", true), {
-    steps: [
-      { op: "write", path: at(1), value: "non-optimized", old: "optimized" },
-      { op: "write", path: at(1), value: "inaccessible", old: "non-optimized" },
-      { op: "write", path: at(2), value: "inaccessible", old: "non-optimized" },
-    ],
-    settleAfter: 1,
-  });
-  // Without settle, one write per group, from its own state.
-  assert.deepEqual(
-    planAnaState(p, p.ana_groups!, "inaccessible").steps.map((s) => s.op === "write" && s.old),
-    [
-      "optimized",
-      "non-optimized",
-    ],
-  );
-  // A move to a usable state never takes the detour.
-  assert.equal(planAnaState(p, p.ana_groups!, "non-optimized", true).settleAfter, 0);
+    },
+  ]);
+  assert.deepEqual(planAnaState(p, [], "inaccessible"), []);
 });
 
 Deno.test("strandedNamespaces: a namespace stranded only when no other port has its group usable", () => {

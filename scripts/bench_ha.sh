@@ -9,14 +9,21 @@
 # it goes) on the multipath head, and the link of the path carrying the I/O is cut for CUT seconds:
 #   a  carrier loss: the storage server's NIC towards host1 on that link (QEMU set_link)
 #   b  blackhole: every packet both ends send on that link is dropped (netem loss 100%)
-#   d  the link comes back: the path reconnects and I/O returns to it
+#   c  planned: the storage server moves that port's ANA group to inaccessible, then back to
+#      optimized: with nvme-cli, one configfs write each way (as with nvmetcli or by hand); with
+#      nvmeof, `nvmeof target ana`
+#   d  the fault ends (after a, b and c): the link comes back or the group is optimized again, the
+#      path is usable again and I/O returns to it; measured in the same runs, after each cut
 # Figures per run: fio's errors, its longest completion (clat max), the longest time with no
-# completion during the cut (a, b) and after it (d), and how long the cut path took to be live
-# again after the link came back ("never" when not within BACK_WAIT seconds).
+# completion during the cut (a, b, c) and after it (d), and how long the cut path took to be usable
+# again after the fault ended: live, and for (c) ANA optimized ("never" when not within BACK_WAIT
+# seconds). The fault is dated as host1 saw it: its NIC's carrier (a), its own tc rules (b), its
+# path's ANA state (c; so (c)'s "path back" is 0 by construction, and the restore's own delay is
+# the ANA change notice's, not measured here).
 # Each mode is measured under each iopolicy, side by side: numa (all I/O of a CPU on one path) and
 # round-robin (I/O alternates between the live paths); the cut is on the link that carried more
 # bytes in the 2 s before it (under round-robin both carry about as much).
-# Environment: RUNS (2), FAULTS ("a b"), MODES ("nvme-cli nvmeof"), IOPOLICIES ("numa
+# Environment: RUNS (2), FAULTS ("a b c"), MODES ("nvme-cli nvmeof"), IOPOLICIES ("numa
 # round-robin"), CUT (15), BACK_WAIT (90), LOGS (a folder on this machine for each run's figures
 # and both ends' kernel logs, CM and neighbour traces; default a new /tmp/bench_ha.XXXXXX, printed at the end).
 #
@@ -141,19 +148,21 @@ g_io_start() {
   ) </dev/null >/dev/null 2>&1 &
   echo $! > "$work/fio.pid"
   local ctrls
-  ctrls=$(g_ctrls)
+  # Each controller with its path's ANA state file (nvmeXcYn1/ana_state), read with its state.
+  ctrls=$(g_ctrls | while read -r n a; do echo "$n $a $(ls -d /sys/class/nvme/$n/nvme*c*n1 2>/dev/null | head -1)/ana_state"; done)
   (
     # One line per 100 ms (no fork: the guest's one vCPU is shared): epoch, per controller
-    # name:traddr:state, then per link its carrier and tx bytes.
+    # name:traddr:state:ana_state, then per link its carrier and tx bytes.
     exec {tick}<> <(:)
-    local pid line n a st c0 c1 t0 t1
+    local pid line n a f st ana c0 c1 t0 t1
     read -r pid < "$work/fio.pid"
     while running "$pid"; do
       line="$EPOCHREALTIME"
-      while read -r n a; do
-        st=gone
+      while read -r n a f; do
+        st=gone ana=none
         [ -r /sys/class/nvme/$n/state ] && read -r st < /sys/class/nvme/$n/state
-        line+=" $n:$a:$st"
+        [ -r "$f" ] && read -r ana < "$f"
+        line+=" $n:$a:$st:$ana"
       done <<<"$ctrls"
       read -r c0 < /sys/class/net/fab0/carrier
       read -r c1 < /sys/class/net/fab1/carrier
@@ -192,6 +201,15 @@ EOF2
   echo "$EPOCHREALTIME"
 }
 
+# Port ID's ANA group 1 (the kernel's default group, which holds the namespace) to STATE, the way
+# MODE does it: nvme-cli, a configfs write; nvmeof, `nvmeof target ana`.
+g_ana() {
+  case $1 in
+    nvmeof*) scripts/nvmeof target ana --port "$2" --state "$3" >/dev/null ;;
+    *) echo "$3" > /sys/kernel/config/nvmet/ports/$2/ana_groups/1/ana_state ;;
+  esac
+}
+
 # The kernel's own account of each attempt, kept per run in LOGS: nvme_rdma's and nvmet_rdma's
 # debug lines (each rdma_cm event with its status) in dmesg, and the rdma_cma, ib_cma and neigh
 # trace events (every CM message sent, every neighbour state change) in the trace buffer.
@@ -206,14 +224,17 @@ g_trace_on() {
   echo 1 > /sys/kernel/tracing/tracing_on
 } 2>/dev/null
 
-# Waits until ADDR's path is live again (at most WAIT s), lets I/O run 10 s more, stops fio.
+# Waits until ADDR's path is usable again (live, ANA optimized; at most WAIT s), lets I/O run 10 s
+# more, stops fio.
 g_io_finish() {
-  local work=$1 addr=$2 wait=$3 n a st
+  local work=$1 addr=$2 wait=$3 n a st ana f
   read -r n a < <(g_ctrls | grep " $addr\$")
+  f=$(ls -d /sys/class/nvme/$n/nvme*c*n1 2>/dev/null | head -1)/ana_state
   for _ in $(seq $((wait * 5))); do
-    st=gone
+    st=gone ana=optimized
     [ -n "$n" ] && [ -r /sys/class/nvme/$n/state ] && read -r st < /sys/class/nvme/$n/state
-    [ "$st" = live ] && break
+    [ -r "$f" ] && read -r ana < "$f"
+    [ "$st" = live ] && [ "$ana" = optimized ] && break
     sleep 0.2
   done
   sleep 10
@@ -240,6 +261,21 @@ if sys.argv[2] == "carrier":
             cut_at = float(p[0])
         if c == "1" and cut_at is not None and back_at is None:
             back_at = float(p[0])
+elif sys.argv[2] == "ana":
+    # The planned move as this node saw it: its path's ANA state leaving optimized and coming
+    # back (the write is on the storage server, whose clock this node's logs cannot be set against).
+    cut_at = back_at = None
+    for line in open(f"{work}/paths.log"):
+        p = line.split()
+        st = [x.split(":") for x in p[1:] if x.count(":") >= 3 and x.split(":")[1] == addr]
+        if not st:
+            continue
+        if st[0][3] != "optimized" and cut_at is None:
+            cut_at = float(p[0])
+        if st[0][3] == "optimized" and cut_at is not None and back_at is None:
+            back_at = float(p[0])
+    if back_at is None:
+        back_at = cut_at
 else:
     cut_at, back_at = float(sys.argv[2]), float(sys.argv[3])
 try:
@@ -270,7 +306,8 @@ for line in open(f"{work}/paths.log"):
     cut = [s for s in st if s[1] == addr]
     if not cut:
         continue
-    s = cut[0][2]
+    ana = cut[0][3] if len(cut[0]) > 3 else "optimized"
+    s = cut[0][2] if ana in ("optimized", "none") else f"{cut[0][2]}/{ana}"
     if not states or states[-1][1] != s:
         states.append((round(t - cut_at, 1), s))
     if t >= back_at and s == "live" and live_at is None:
@@ -308,7 +345,7 @@ fi
 # ---- on this machine ----------------------------------------------------------------------------
 
 RUNS="${RUNS:-2}"
-FAULTS="${FAULTS:-a b}"
+FAULTS="${FAULTS:-a b c}"
 MODES="${MODES:-nvme-cli nvmeof}"
 IOPOLICIES="${IOPOLICIES:-numa round-robin}"
 CUT="${CUT:-15}"
@@ -354,6 +391,12 @@ for fault in $FAULTS; do
           sleep "$CUT"
           back_at=$(on host1 blackhole "$link" off)
           ;;
+        c) # planned: the port's group inaccessible, then optimized; dated by host1's view of it
+          on target ana "$mode" $((91 + link)) inaccessible
+          sleep "$CUT"
+          on target ana "$mode" $((91 + link)) optimized
+          cut_at=ana back_at=ana
+          ;;
       esac
       on host1 io_finish "$work" "$addr" "$BACK_WAIT"
       r=$(on host1 report "$work" "$cut_at" "$back_at" "$addr")
@@ -381,7 +424,7 @@ def span(xs):
         return "never"
     lo, hi = min(xs), max(xs)
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
-faults = {"a": "carrier loss", "b": "blackhole"}
+faults = {"a": "carrier loss", "b": "blackhole", "c": "planned"}
 print(f"\n{'fault':<18}{'iopolicy':<13}{'connected by':<14}{'err runs':>9}{'clat max ms':>14}{'pause cut ms':>15}{'pause back ms':>15}{'path back s':>13}")
 for f in sorted({r["fault"] for r in rows}):
   for p in sorted({r["iopolicy"] for r in rows}):
@@ -394,6 +437,24 @@ for f in sorted({r["fault"] for r in rows}):
         print(f"{faults.get(f, f) + ' (' + f + ')':<18}{p:<13}{m:<14}{sum(1 for r in rs if r['errors'] not in (0, '0')):>9}"
               f"{span([r['clat_max_ms'] for r in rs]):>14}{span([r['pause_cut_ms'] for r in rs]):>15}"
               f"{span([r['pause_back_ms'] for r in rs]):>15}{back:>13}")
+# The goal, side by side: nvmeof's pause over nvme-cli's (medians over the runs), during the fault
+# and after it ended (d).
+def median(xs):
+    xs = sorted(x for x in xs if isinstance(x, (int, float)))
+    return xs[len(xs) // 2] if xs else None
+print(f"\n{'fault':<18}{'iopolicy':<13}{'pause cut nvmeof/nvme-cli':>27}{'pause back (d) nvmeof/nvme-cli':>32}")
+for f in sorted({r["fault"] for r in rows}):
+  for p in sorted({r["iopolicy"] for r in rows}):
+    cols = []
+    for key in ("pause_cut_ms", "pause_back_ms"):
+        m = {mode: median([r["r"][key] for r in rows if r["fault"] == f and r["iopolicy"] == p and r["mode"] == mode])
+             for mode in ("nvme-cli", "nvmeof")}
+        if m["nvme-cli"] is None or m["nvmeof"] is None:
+            cols.append("-")
+        else:
+            ratio = f"{m['nvmeof'] / m['nvme-cli']:.2f}x" if m["nvme-cli"] else "-"
+            cols.append(f"{m['nvmeof']} / {m['nvme-cli']} ms = {ratio}")
+    print(f"{faults.get(f, f) + ' (' + f + ')':<18}{p:<13}{cols[0]:>27}{cols[1]:>32}")
 cells = {(r["fault"], r["mode"], r["iopolicy"]) for r in rows}
 print(f"\n(runs per cell: {len(rows) // max(1, len(cells))}; all rows in {sys.argv[1]})")
 PY

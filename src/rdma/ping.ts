@@ -18,9 +18,12 @@ import {
   encodeHello,
   type Hello,
   INLINE_DATA,
+  isInline,
   pattern,
-  sendFlags,
+  payloads,
+  SEND_QUEUE,
   shift,
+  signalled,
   slotSends,
 } from "./ping_protocol.ts";
 import { POLL_MEMORY, REAP_EVERY_SPIN, Spinner } from "./spin.ts";
@@ -39,7 +42,7 @@ export interface LatencyStats {
 }
 
 /** The figures `rdma ping` prints: µs with two decimals, from samples in ms. */
-export function latencyStats(samplesMs: number[]): LatencyStats {
+export function latencyStats(samplesMs: ArrayLike<number>): LatencyStats {
   const s = summarizeLatency(Float64Array.from(samplesMs));
   const us = (ms: number) => Math.round(ms * 1000 * 100) / 100;
   return {
@@ -102,10 +105,9 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
   }
   const trace = o.trace;
   const warmup = o.warmup ?? 0;
-  const pat = pattern(o.size);
   let tx: MemoryRegion | undefined, rx: MemoryRegion | undefined;
   const setup: QpSetup = {
-    caps: { maxSendWr: 4, maxRecvWr: 4, maxInlineData: o.op === "read" ? 0 : INLINE_DATA },
+    caps: { maxSendWr: SEND_QUEUE, maxRecvWr: 4, maxInlineData: o.op === "read" ? 0 : INLINE_DATA },
     cqe: 16,
     access: o.op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0,
     prepare(ep) {
@@ -140,7 +142,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
         hint: "Is the peer 'nvmeof rdma ping --server'? For rdma-core's rping use --rping.",
       });
     }
-    const samples = await runClientLoop(conn, o, warmup, peer, tx, rx!, pat);
+    const samples = await runClientLoop(conn, o, warmup, peer, tx, rx!);
     trace.add("call", "rdma_disconnect");
     const result: PingResult = {
       traddr: o.host,
@@ -152,7 +154,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
       verified: samples.length,
       latency: latencyStats(samples),
       local_qp_num: conn.ep.qp.qpNum,
-      inline: o.op !== "read" && o.size <= conn.ep.qp.maxInlineData,
+      inline: o.op !== "read" && isInline(conn.ep, o.size),
     };
     conn.close();
     if (trace.enabled) result.trace = trace.steps;
@@ -169,9 +171,9 @@ async function runClientLoop(
   peer: Hello,
   tx: MemoryRegion | undefined,
   rx: MemoryRegion,
-  pat: Uint8Array,
-): Promise<number[]> {
+): Promise<Float64Array> {
   const ep = conn.ep;
+  const op = o.op;
   const size = o.size;
   const total = warmup + o.count;
   const spin = new Spinner(conn, {
@@ -181,72 +183,87 @@ async function runClientLoop(
     total,
     onTurn: o.onTurn,
   });
-  const samples: number[] = [];
+  const samples = new Float64Array(o.count);
+  // Everything the loop touches is made here: an iteration allocates nothing (no garbage for the
+  // collector's threads to take a CPU from the spinning loops for, later).
+  const expected = payloads(size);
+  const pat = pattern(size);
+  const got = [rx.bytes.subarray(0, size), rx.bytes.subarray(size, 2 * size)];
   // A read sets up its WR each iteration (its source moves with shift(i)).
   const readWr = new WorkRequest("send");
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
   rwr.forEach((r, s) => r.local(s, rx, s * size, size));
-  if (o.op === "read" && peer.len < size + 251) {
+  if (op === "read" && peer.len < size + 251) {
     throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
   }
-  const flags = sendFlags(ep, size);
-  const sends = o.op === "read"
-    ? []
-    : slotSends(tx!, size, flags, o.op === "write" ? peer : undefined);
+  const inline = op !== "read" && isInline(ep, size);
+  const sends = op === "read"
+    ? [[], []]
+    : slotSends(ep, tx!, size, op === "write" ? peer : undefined);
+  // What ends the timed wait: write spins on the echo's last byte, read on its completion, send
+  // on the echo's receive; the state they read is set per iteration.
+  const bytes = rx.bytes;
+  let last = 0, want = 0, sendsBefore = 0, recvsBefore = 0;
+  const answered = op === "write"
+    ? () => Atomics.load(bytes, last) === want
+    : op === "read"
+    ? () => spin.sends !== sendsBefore
+    : () => spin.recvs !== recvsBefore;
+  const what = op === "read" ? "the read completion" : "the echo";
+  const pace = op === "write" ? POLL_MEMORY : REAP_EVERY_SPIN;
+  let wait: Promise<void> | undefined;
   for (let i = 0; i < total; i++) {
     const slot = i & 1;
     const off = slot * size;
-    const expect = pat.subarray(shift(i), shift(i) + size);
-    const last = off + size - 1;
-    rx.bytes[last] = expect[size - 1] ^ 0xff;
-    if (tx) tx.bytes.set(expect, off);
+    const from = shift(i);
+    const expect = expected[from];
+    last = off + size - 1;
+    want = pat[from + size - 1];
+    bytes[last] = want ^ 0xff;
     let wr: WorkRequest;
-    if (o.op === "read") {
+    if (op === "read") {
       wr = readWr.local(i, rx, off, size).op(
         IBV_WR.RDMA_READ,
         IBV_SEND.SIGNALED,
-        peer.addr + BigInt(shift(i)),
+        peer.addr + BigInt(from),
         peer.rkey,
       );
+      spin.signalled++;
     } else {
-      wr = sends[slot];
-      if (o.op === "send") ep.qp.postRecv(rwr[slot].address);
+      const signal = signalled(inline, i, total);
+      if (signal) {
+        // The completions signalled before this one first: the send queue stays bounded and a
+        // non-inline slot is rewritten (below) only after the NIC read it.
+        wait = spin.drain(i);
+        if (wait) await wait;
+        spin.signalled++;
+      }
+      if (tx) tx.bytes.set(expect, off);
+      wr = sends[signal ? 1 : 0][slot];
+      if (op === "send") ep.qp.postRecv(rwr[slot].address);
     }
-    const sendsBefore = spin.sends;
-    const recvsBefore = spin.recvs;
-    const sent = () => spin.sends !== sendsBefore;
-    // What ends the timed wait: write spins on the echo's last byte (reaping every 16 spins),
-    // read on its completion, send on the echo's receive. Built before the clock starts.
-    const bytes = rx.bytes;
-    const want = expect[size - 1];
-    const answered = o.op === "write"
-      ? () => Atomics.load(bytes, last) === want
-      : o.op === "read"
-      ? sent
-      : () => spin.recvs !== recvsBefore;
-    const what = o.op === "read" ? "the read completion" : "the echo";
-    const pace = o.op === "write" ? POLL_MEMORY : REAP_EVERY_SPIN;
+    sendsBefore = spin.sends;
+    recvsBefore = spin.recvs;
     spin.progress();
     const t0 = performance.now();
     ep.qp.postSend(wr.address);
-    let wait = spin.until(answered, what, i, pace);
+    wait = spin.until(answered, what, i, pace);
     if (wait) await wait;
     if (i >= warmup) {
       const ms = performance.now() - t0;
-      samples.push(ms);
+      samples[i - warmup] = ms;
       o.onSample?.(t0, ms);
     }
-    // Reap our own send completion before reusing the WR and checking the bytes.
-    wait = spin.until(sent, "a send completion", i);
-    if (wait) await wait;
-    const got = rx.bytes.subarray(off, off + size);
-    const bad = firstDifference(got, expect);
+    const bad = firstDifference(got[slot], expect);
     if (bad >= 0) {
       throw new FailureError(
-        `Payload mismatch in iteration ${i} (${o.op}, ${size} bytes) at byte ${bad}: ` +
-          `expected 0x${expect[bad].toString(16)}, got 0x${got[bad].toString(16)}.`,
+        `Payload mismatch in iteration ${i} (${op}, ${size} bytes) at byte ${bad}: ` +
+          `expected 0x${expect[bad].toString(16)}, got 0x${got[slot][bad].toString(16)}.`,
       );
     }
   }
+  // The last send is signalled: its completion confirms the run before the disconnect.
+  wait = spin.drain(total - 1);
+  if (wait) await wait;
   return samples;
 }

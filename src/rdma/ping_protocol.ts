@@ -73,9 +73,12 @@ export function pattern(size: number): Uint8Array {
   return patternCache;
 }
 
+/** How many different payloads a run cycles through. */
+const SHIFTS = 251;
+
 /** Where iteration i's payload starts in the pattern. */
 export function shift(i: number): number {
-  return i % 251;
+  return i % SHIFTS;
 }
 
 /**
@@ -85,25 +88,57 @@ export function shift(i: number): number {
  */
 export const INLINE_DATA = 64;
 
-/** Send flags of a WRITE/SEND of `size` bytes on `ep`: signaled, and inline when it fits. */
-export function sendFlags(ep: Endpoint, size: number): number {
-  return IBV_SEND.SIGNALED | (size <= ep.qp.maxInlineData ? IBV_SEND.INLINE : 0);
+/**
+ * How often an inline WRITE/SEND asks for a completion: like ib_write_lat we need none to reuse
+ * the buffer (the payload is copied at post time), and each one is work for the provider on both
+ * sides of every round trip (under emulation, CPU taken from the spinning loops). A failed work
+ * request completes whether signalled or not, so errors are still seen.
+ */
+export const SIGNAL_EVERY = 16;
+/**
+ * Send queue depth of a ping QP: a signalled post first waits for the completions of those
+ * before it, so at most 2 × SIGNAL_EVERY - 1 WRs are ever outstanding.
+ */
+export const SEND_QUEUE = 2 * SIGNAL_EVERY;
+
+/** Whether a WRITE/SEND of `size` bytes on `ep` carries its payload inline. */
+export function isInline(ep: Endpoint, size: number): boolean {
+  return size <= ep.qp.maxInlineData;
 }
 
 /**
- * One send WR per buffer slot (the two `size`-byte halves of `mr`), built once: a WRITE to the
- * same slot of the peer's buffer at `remote`, or a SEND without it.
+ * Whether iteration i of `total` posts a signalled WRITE/SEND: every one when not inline (its
+ * buffer slot is rewritten only once its completion is reaped), else every SIGNAL_EVERY-th and
+ * the last (the run ends on a confirmed echo).
+ */
+export function signalled(inline: boolean, i: number, total: number): boolean {
+  return !inline || i % SIGNAL_EVERY === SIGNAL_EVERY - 1 || i === total - 1;
+}
+
+/**
+ * The send WRs of a WRITE/SEND ping, built once: `[unsignalled, signalled]`, each one per buffer
+ * slot (the two `size`-byte halves of `mr`), inline when the payload fits; a WRITE goes to the
+ * same slot of the peer's buffer at `remote`, a SEND without it.
  */
 export function slotSends(
+  ep: Endpoint,
   mr: MemoryRegion,
   size: number,
-  flags: number,
   remote?: { addr: bigint; rkey: number },
-): WorkRequest[] {
-  return [0, 1].map((s) => {
-    const wr = new WorkRequest("send").local(s, mr, s * size, size);
-    return remote
-      ? wr.op(IBV_WR.RDMA_WRITE, flags, remote.addr + BigInt(s * size), remote.rkey)
-      : wr.op(IBV_WR.SEND, flags);
-  });
+): [WorkRequest[], WorkRequest[]] {
+  const inline = isInline(ep, size) ? IBV_SEND.INLINE : 0;
+  const slots = (flags: number) =>
+    [0, 1].map((s) => {
+      const wr = new WorkRequest("send").local(s, mr, s * size, size);
+      return remote
+        ? wr.op(IBV_WR.RDMA_WRITE, flags, remote.addr + BigInt(s * size), remote.rkey)
+        : wr.op(IBV_WR.SEND, flags);
+    });
+  return [slots(inline), slots(inline | IBV_SEND.SIGNALED)];
+}
+
+/** The `size`-byte payload of every shift (shift(i) indexes it): views, made once per run. */
+export function payloads(size: number): Uint8Array[] {
+  const pat = pattern(size);
+  return Array.from({ length: SHIFTS }, (_, s) => pat.subarray(s, s + size));
 }

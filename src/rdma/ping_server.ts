@@ -19,9 +19,12 @@ import {
   encodeHello,
   type Hello,
   INLINE_DATA,
+  isInline,
   pattern,
-  sendFlags,
+  payloads,
+  SEND_QUEUE,
   shift,
+  signalled,
   slotSends,
 } from "./ping_protocol.ts";
 import { type ServedClient, serveInTurn, type Turn } from "./serve.ts";
@@ -138,7 +141,7 @@ function answerHello(
   return {
     setup: {
       caps: {
-        maxSendWr: 4,
+        maxSendWr: SEND_QUEUE,
         maxRecvWr: 4,
         maxInlineData: h.op === "write" || h.op === "send" ? INLINE_DATA : 0,
       },
@@ -174,54 +177,68 @@ function answerHello(
 async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOptions) {
   const ep = conn.ep;
   const size = h.size;
+  const total = h.count;
   const pat = pattern(size);
+  const expected = payloads(size);
   const spin = new Spinner(conn, {
     timeoutMs: o.timeoutMs,
     cancel: o.cancel,
     when: "while serving",
-    total: h.count,
+    total,
     onTurn: o.onTurn,
   });
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
-  const flags = sendFlags(ep, size);
+  const got = [bytes.subarray(0, size), bytes.subarray(size, 2 * size)];
+  const inline = isInline(ep, size);
   // Built once so the echo goes out as soon as the client's data is seen.
-  const echoes = slotSends(mr, size, flags, h.op === "write" ? h : undefined);
+  const echoes = slotSends(ep, mr, size, h.op === "write" ? h : undefined);
+  // What ends each wait, and the state it reads (set per iteration: no closure per iteration).
+  let last = 0, want = 0, received = 0;
+  const landed = () => Atomics.load(bytes, last) === want;
+  // Completions of iteration i may have been reaped already while waiting for i-1's echo.
+  const arrived = () => spin.recvs > received;
+  let wait: Promise<void> | undefined;
   let verified = 0;
-  for (let i = 0; i < h.count; i++) {
+  for (let i = 0; i < total; i++) {
     const slot = i & 1;
-    const off = slot * size;
-    const expect = pat.subarray(shift(i), shift(i) + size);
+    const from = shift(i);
+    const signal = signalled(inline, i, total);
+    if (signal) {
+      // Before the wait for the client, not between its data and the echo.
+      wait = spin.drain(i);
+      if (wait) await wait;
+      spin.signalled++;
+    }
+    const echo = echoes[signal ? 1 : 0][slot].address;
     spin.progress();
-    let wait: Promise<void> | undefined;
     if (h.op === "write") {
       // Spin on the write's last byte; the CQ (errors, echo completions) every 16 spins.
-      const want = expect[size - 1];
-      const landed = () => Atomics.load(bytes, off + size - 1) === want;
+      last = slot * size + size - 1;
+      want = pat[from + size - 1];
+      // The other slot's echo (i-1) has reached the client once the client wrote i: its last
+      // byte is re-armed for i+1 then, before the echo of i lets the client write i+1 there.
+      const rearm = (1 - slot) * size + size - 1;
+      const armed = pat[shift(i + 1) + size - 1] ^ 0xff;
       wait = spin.until(landed, "the next write", i, POLL_MEMORY);
       if (wait) await wait;
-      // The other slot's echo (i-1) has reached the client, since the client wrote i: re-arm it
-      // before the echo of i lets the client write i+1 there.
-      if (i + 1 < h.count) {
-        bytes[(1 - slot) * size + size - 1] = pat[shift(i + 1) + size - 1] ^ 0xff;
-      }
-      ep.qp.postSend(echoes[slot].address);
+      if (i + 1 < total) bytes[rearm] = armed;
+      ep.qp.postSend(echo);
     } else {
-      // Completions of iteration i may have been reaped already while waiting for i-1's echo.
-      wait = spin.until(() => spin.recvs > i, "the next send", i);
+      received = i;
+      wait = spin.until(arrived, "the next send", i);
       if (wait) await wait;
-      ep.qp.postSend(echoes[slot].address);
+      ep.qp.postSend(echo);
       ep.qp.postRecv(rwr[slot].address);
     }
-    const got = bytes.subarray(off, off + size);
-    const bad = firstDifference(got, expect);
+    const bad = firstDifference(got[slot], expected[from]);
     if (bad >= 0) {
       throw new FailureError(`Payload mismatch from the client in iteration ${i} at byte ${bad}.`);
     }
     verified++;
-    const sends = spin.sends;
-    wait = spin.until(() => spin.sends !== sends || spin.sends >= i + 1, "an echo completion", i);
-    if (wait) await wait;
   }
+  // The last echo is signalled: its completion confirms the run.
+  wait = spin.drain(total - 1);
+  if (wait) await wait;
   return verified;
 }

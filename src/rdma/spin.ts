@@ -52,6 +52,9 @@ export class Spinner {
   /** Send-side and receive completions reaped so far. */
   sends = 0;
   recvs = 0;
+  /** Signalled send-side WRs posted so far (`sends` catches up with it). */
+  signalled = 0;
+  readonly #drained = () => this.sends >= this.signalled;
   #spins = 0;
   #deadline = 0;
   #nextCheck = 0;
@@ -80,6 +83,14 @@ export class Spinner {
       if (cq.opcode(k) & IBV_WC_OPCODE.RECV) this.recvs++;
       else this.sends++;
     }
+  }
+
+  /**
+   * Spins until every signalled send-side WR posted so far has completed (like `until`): done
+   * before the next signalled post, it bounds the WRs outstanding on the send queue.
+   */
+  drain(i: number): Promise<void> | undefined {
+    return this.until(this.#drained, "a send completion", i);
   }
 
   /**

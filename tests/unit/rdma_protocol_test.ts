@@ -3,7 +3,16 @@
  */
 import assert from "node:assert/strict";
 import { latencyStats } from "../../src/rdma/ping.ts";
-import { decodeHello, encodeHello, pattern, shift } from "../../src/rdma/ping_protocol.ts";
+import {
+  decodeHello,
+  encodeHello,
+  pattern,
+  payloads,
+  SEND_QUEUE,
+  shift,
+  SIGNAL_EVERY,
+  signalled,
+} from "../../src/rdma/ping_protocol.ts";
 import { firstDifference } from "../../src/rdma/completion.ts";
 import { decodeInfo, encodeInfo, rpingPayload } from "../../src/rdma/rping.ts";
 import { privateText } from "../../src/rdma/connection.ts";
@@ -52,6 +61,33 @@ Deno.test("every iteration's payload differs, and its last byte changes between 
       const b = p.subarray(shift(i - 2), shift(i - 2) + size);
       assert.notEqual(firstDifference(a, b), -1, `size ${size} iteration ${i}`);
     }
+  }
+});
+
+Deno.test("send signalling: inline bounded by the queue and ends signalled, non-inline every post", () => {
+  for (const total of [1, 2, SIGNAL_EVERY - 1, SIGNAL_EVERY, 5000]) {
+    let since = 0, max = 0;
+    for (let i = 0; i < total; i++) {
+      since++;
+      if (signalled(true, i, total)) {
+        // Posted after a wait for the previous signalled one: at most `max` earlier posts plus
+        // this batch can be outstanding.
+        max = Math.max(max, since);
+        since = 0;
+      }
+      assert.ok(signalled(false, i, total), `non-inline post ${i} of ${total} is signalled`);
+    }
+    assert.equal(since, 0, `the last of ${total} posts is signalled`);
+    assert.ok(2 * max - 1 <= SEND_QUEUE, `${max} posts per signal overflow ${SEND_QUEUE}`);
+  }
+  assert.ok(!signalled(true, 0, 5000), "inline posts are not all signalled");
+});
+
+Deno.test("payloads are the pattern at each shift, sized", () => {
+  const p = payloads(64);
+  for (const i of [0, 1, 250, 251, 4999]) {
+    assert.deepEqual(p[shift(i)], pattern(64).subarray(shift(i), shift(i) + 64));
+    assert.equal(p[shift(i)].length, 64);
   }
 });
 

@@ -89,10 +89,11 @@ export function shift(i: number): number {
 export const INLINE_DATA = 64;
 
 /**
- * How often an inline WRITE/SEND asks for a completion: like ib_write_lat we need none to reuse
- * the buffer (the payload is copied at post time), and each one is work for the provider on both
- * sides of every round trip (under emulation, CPU taken from the spinning loops). A failed work
- * request completes whether signalled or not, so errors are still seen.
+ * How often an inline WRITE/SEND asks for a completion. Reusing its buffer needs none (the payload
+ * is copied at post time), and each completion is work for the provider on both sides of every
+ * round trip (under emulation, CPU taken from the spinning loops); ib_write_lat signals every post
+ * and spins on each. A failed work request completes whether signalled or not, so errors are
+ * still seen.
  */
 export const SIGNAL_EVERY = 16;
 /**

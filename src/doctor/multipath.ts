@@ -18,8 +18,9 @@ import {
   readAttr,
   type SubsystemInfo,
 } from "../fabrics/sysfs.ts";
+import { withNeighbours } from "../fabrics/topology.ts";
 import { type Check, check, type CheckStatus } from "./check.ts";
-import { arpWords, type NeighbourView, readNeighbour } from "../net/neighbour.ts";
+import { arpWords, type NeighbourView } from "../net/neighbour.ts";
 import type { DoctorPaths } from "./paths.ts";
 
 /** ANA states through which I/O flows. */
@@ -117,7 +118,7 @@ export async function subsystemPathsCheck(paths: DoctorPaths, s: SubsystemInfo):
     const ana = [...new Set(anas)].join("/");
     let note = "";
     if (c.state !== "live") {
-      const arp = c.address.traddr ? readNeighbour(paths.proc, c.address.traddr) : undefined;
+      const arp = c.neighbour;
       const said = [(await retryPolicy(paths, c)).join(", "), arp ? arpWords(arp) : ""];
       note = said.some(Boolean) ? ` (${said.filter(Boolean).join("; ")})` : "";
       problems.push({
@@ -173,7 +174,7 @@ export async function subsystemPathsCheck(paths: DoctorPaths, s: SubsystemInfo):
 /** host.multipath, then one check per connected fabrics subsystem. */
 export async function multipathChecks(paths: DoctorPaths): Promise<Check[]> {
   const out = [multipathCheck(paths)];
-  for (const s of await listSubsystems(paths)) {
+  for (const s of withNeighbours(await listSubsystems(paths), paths.proc)) {
     const fabrics = s.controllers.filter((c) => c.transport !== "pcie");
     if (fabrics.length === 0 || s.subsystype === "discovery") continue;
     out.push(await subsystemPathsCheck(paths, { ...s, controllers: fabrics }));

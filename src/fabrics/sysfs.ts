@@ -69,7 +69,7 @@ export interface ControllerInfo {
   firmware_rev?: string;
   namespaces: NamespaceInfo[];
   /**
-   * For a controller that is not live, its target address's ARP entry (`list --paths` only):
+   * For a controller that is not live, its target address's ARP entry (`list --paths`, doctor):
    * failed means the address does not answer, the link is the cause (topology.ts withNeighbours).
    */
   neighbour?: NeighbourView;

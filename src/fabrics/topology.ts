@@ -6,7 +6,7 @@
  */
 import { EnvironmentError } from "../errors.ts";
 import { exists } from "../host/kfs.ts";
-import { readNeighbour } from "../net/neighbour.ts";
+import { neighbourLookup } from "../net/neighbour.ts";
 import { type NamespaceUsage, namespaceUsage } from "./namespace_usage.ts";
 import type { FabricsPaths } from "./paths.ts";
 import { type ControllerInfo, namespaceDir, type PathInfo, type SubsystemInfo } from "./sysfs.ts";
@@ -143,14 +143,16 @@ export function groupByHost(
 /**
  * The subsystems with each controller that is not live given its target address's ARP entry
  * (`<proc>/net/arp`): in the lab fabric a path that stayed `connecting` after a cut was always
- * an address that did not answer ARP, so `list --paths` can name the link without a probe.
+ * an address that did not answer ARP, so `list --paths` and doctor can name the link without a
+ * probe. The table is read once for the whole pass.
  */
 export function withNeighbours(subsystems: SubsystemInfo[], proc: string): SubsystemInfo[] {
+  const neighbourOf = neighbourLookup(proc);
   return subsystems.map((s) => ({
     ...s,
     controllers: s.controllers.map((c) => {
       if (c.state === "live" || !c.address.traddr) return c;
-      const neighbour = readNeighbour(proc, c.address.traddr);
+      const neighbour = neighbourOf(c.address.traddr);
       return neighbour ? { ...c, neighbour } : c;
     }),
   }));

@@ -35,12 +35,26 @@ export function parseArp(text: string, addr: string): NeighbourView | undefined 
 
 /** The IPv4 neighbour entry for `addr` under the procfs root `proc`; IPv6 is not read. */
 export function readNeighbour(proc: string, addr: string): NeighbourView | undefined {
-  if (!isIpv4(addr)) return undefined;
-  try {
-    return parseArp(readText(`${proc}/net/arp`, 1 << 20), addr);
-  } catch {
-    return undefined;
-  }
+  return neighbourLookup(proc)(addr);
+}
+
+/**
+ * A lookup of IPv4 neighbour entries that reads `<proc>/net/arp` once, at its first IPv4
+ * address, for a pass over many paths; IPv6 is not read.
+ */
+export function neighbourLookup(proc: string): (addr: string) => NeighbourView | undefined {
+  let table: string | null | undefined;
+  return (addr) => {
+    if (!isIpv4(addr)) return undefined;
+    if (table === undefined) {
+      try {
+        table = readText(`${proc}/net/arp`, 1 << 20);
+      } catch {
+        table = null;
+      }
+    }
+    return table === null ? undefined : parseArp(table, addr);
+  };
 }
 
 /** "ARP for 10.0.0.2 answered (52:54:… on fab0)" or "ARP for 10.0.0.2 unanswered on fab0". */

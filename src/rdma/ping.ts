@@ -234,9 +234,8 @@ async function runClientLoop(
       if (signal) {
         // The completions signalled before this one first: the send queue stays bounded and a
         // non-inline slot is rewritten (below) only after the NIC read it.
-        wait = spin.drain(i);
+        wait = spin.beforeSignalled(i);
         if (wait) await wait;
-        spin.signalled++;
       }
       if (tx) tx.bytes.set(expect, off);
       wr = sends[signal ? 1 : 0][slot];

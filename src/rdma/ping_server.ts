@@ -206,9 +206,8 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
     const signal = signalled(inline, i, total);
     if (signal) {
       // Before the wait for the client, not between its data and the echo.
-      wait = spin.drain(i);
+      wait = spin.beforeSignalled(i);
       if (wait) await wait;
-      spin.signalled++;
     }
     const echo = echoes[signal ? 1 : 0][slot].address;
     spin.progress();

@@ -94,6 +94,21 @@ export class Spinner {
   }
 
   /**
+   * Before a signalled send-side post in iteration `i`: drains (above), then counts the post.
+   * Undefined when nothing had to be waited for, as `until`.
+   */
+  beforeSignalled(i: number): Promise<void> | undefined {
+    const wait = this.drain(i);
+    if (!wait) {
+      this.signalled++;
+      return undefined;
+    }
+    return wait.then(() => {
+      this.signalled++;
+    });
+  }
+
+  /**
    * Spins until `done()` (waiting for `what` in iteration `i`). Returns undefined when it is done
    * without having had to yield, else a promise of the rest of the wait: the fast path costs no
    * await (a microtask turn inside the timed round trip).

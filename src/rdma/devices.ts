@@ -2,7 +2,7 @@
  * RDMA device discovery through libibverbs: devices, their attributes, ports and GID tables,
  * with the netdev each GID belongs to and that netdev's MTU beside the RoCE MTU.
  */
-import { EACCES, ENOSYS, EPERM } from "../errno.ts";
+import { EACCES, ENOENT, ENOSYS, EPERM } from "../errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import {
@@ -51,7 +51,9 @@ function withDeviceList<T>(fn: (devices: Deno.PointerObject[]) => T): T {
     throw new EnvironmentError(
       `Cannot list RDMA devices: ibv_get_device_list() failed with ${errnoName(e)} (${e}).`,
       {
-        hint: e === ENOSYS
+        // libibverbs says ENOSYS or ENOENT, by which part of sysfs's infiniband_verbs class is
+        // missing on this kernel (both seen): either way no RDMA stack is loaded.
+        hint: e === ENOSYS || e === ENOENT
           ? "The kernel has no RDMA support loaded. Load ib_uverbs and your NIC's driver " +
             "(or add a Soft-RoCE device: rdma link add rxe0 type rxe netdev IFACE)."
           : "Check that ib_uverbs is loaded and /dev/infiniband exists.",
@@ -74,7 +76,7 @@ function withDeviceList<T>(fn: (devices: Deno.PointerObject[]) => T): T {
 
 /**
  * Lists the RDMA devices (ibv_get_device_list). Throws EnvironmentError when the kernel has no
- * RDMA support loaded (ENOSYS) or the library is missing.
+ * RDMA support loaded (ENOSYS or ENOENT) or the library is missing.
  */
 export function listRdmaDevices(): RdmaDeviceName[] {
   const ibv = libibverbs();

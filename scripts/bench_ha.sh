@@ -15,7 +15,9 @@
 #   d  the fault ends (after a, b and c): the link comes back or the group is optimized again, the
 #      path is usable again and I/O returns to it; measured in the same runs, after each cut
 # Figures per run: fio's errors, its longest completion (clat max), the longest time with no
-# completion during the cut (a, b, c) and after it (d), and how long the cut path took to be usable
+# completion during the cut (a, b, c), after it (d), and in the CALM seconds before it with no
+# fault at all (the calm gap: the floor a pause is read against, since under TCG the guests'
+# ordinary I/O stalls for tens of ms at times), and how long the cut path took to be usable
 # again after the fault ended: live, and for (c) ANA optimized ("never" when not within BACK_WAIT
 # seconds). The fault is dated as host1 saw it: its NIC's carrier (a), its own tc rules (b), its
 # path's ANA state (c; so (c)'s "path back" is 0 by construction, and the restore's own delay is
@@ -24,7 +26,8 @@
 # round-robin (I/O alternates between the live paths); the cut is on the link that carried more
 # bytes in the 2 s before it (under round-robin both carry about as much).
 # Environment: RUNS (2), FAULTS ("a b c"), MODES ("nvme-cli nvmeof"), IOPOLICIES ("numa
-# round-robin"), CUT (15), BACK_WAIT (90), LOGS (a folder on this machine for each run's figures
+# round-robin"), CUT (15), CALM (I/O before the cut, s; CUT + 3: the calm gap is taken over its
+# last CUT s or so, after fio's first 2 s), BACK_WAIT (90), LOGS (a folder on this machine for each run's figures
 # and both ends' kernel logs, CM and neighbour traces; default a new /tmp/bench_ha.XXXXXX, printed at the end).
 #
 # Inside a guest (the helpers this script runs there): bench_ha.sh guest FUNCTION ARGS…
@@ -324,6 +327,7 @@ out = {
     "writes": ios,
     "verified": verified,
     "clat_max_ms": round(clat, 1),
+    "pause_calm_ms": round(gap(times[0] + 2, cut_at - 1) * 1000) if times else -1,
     "pause_cut_ms": round(gap(cut_at - 1, back_at) * 1000),
     "pause_back_ms": round(gap(back_at, end + 1) * 1000),
     "back_s": round(live_at - back_at, 1) if live_at else "never",
@@ -349,6 +353,7 @@ FAULTS="${FAULTS:-a b c}"
 MODES="${MODES:-nvme-cli nvmeof}"
 IOPOLICIES="${IOPOLICIES:-numa round-robin}"
 CUT="${CUT:-15}"
+CALM="${CALM:-$((CUT + 3))}"
 BACK_WAIT="${BACK_WAIT:-90}"
 SELF=scripts/bench_ha.sh
 on() { local n=$1; shift; scripts/lab fabric exec --timeout 900 "$n" -- "$SELF" guest "$@"; }
@@ -374,7 +379,7 @@ for fault in $FAULTS; do
       done
       dev=$(on host1 host_connect "$mode" "$IOPOLICY") || { echo "bench_ha: connect ($mode) failed" >&2; exit 1; }
       on host1 io_start "$dev" "$work" 1200 >/dev/null # stopped by io_finish
-      sleep 8
+      sleep "$CALM"
       link=$(on host1 busy_link "$work")
       addr=10.78.$link.1
       case $fault in
@@ -425,7 +430,7 @@ def span(xs):
     lo, hi = min(xs), max(xs)
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
 faults = {"a": "carrier loss", "b": "blackhole", "c": "planned"}
-print(f"\n{'fault':<18}{'iopolicy':<13}{'connected by':<14}{'err runs':>9}{'clat max ms':>14}{'pause cut ms':>15}{'pause back ms':>15}{'path back s':>13}")
+print(f"\n{'fault':<18}{'iopolicy':<13}{'connected by':<14}{'err runs':>9}{'clat max ms':>14}{'calm gap ms':>13}{'pause cut ms':>15}{'pause back ms':>15}{'path back s':>13}")
 for f in sorted({r["fault"] for r in rows}):
   for p in sorted({r["iopolicy"] for r in rows}):
     for m in sorted({r["mode"] for r in rows}):
@@ -435,14 +440,17 @@ for f in sorted({r["fault"] for r in rows}):
         backs = [r["back_s"] for r in rs]
         back = span(backs) + (" (never in some)" if "never" in backs and len(set(map(str, backs))) > 1 else "")
         print(f"{faults.get(f, f) + ' (' + f + ')':<18}{p:<13}{m:<14}{sum(1 for r in rs if r['errors'] not in (0, '0')):>9}"
-              f"{span([r['clat_max_ms'] for r in rs]):>14}{span([r['pause_cut_ms'] for r in rs]):>15}"
+              f"{span([r['clat_max_ms'] for r in rs]):>14}{span([r.get('pause_calm_ms') for r in rs]):>13}"
+              f"{span([r['pause_cut_ms'] for r in rs]):>15}"
               f"{span([r['pause_back_ms'] for r in rs]):>15}{back:>13}")
 # The goal, side by side: nvmeof's pause over nvme-cli's (medians over the runs), during the fault
-# and after it ended (d).
+# and after it ended (d); and each side's pause over its own calm gap (the same runs' longest gap
+# with no fault): about 1x is no pause beyond what the I/O shows anyway.
 def median(xs):
     xs = sorted(x for x in xs if isinstance(x, (int, float)))
     return xs[len(xs) // 2] if xs else None
-print(f"\n{'fault':<18}{'iopolicy':<13}{'pause cut nvmeof/nvme-cli':>27}{'pause back (d) nvmeof/nvme-cli':>32}")
+print(f"\n{'fault':<18}{'iopolicy':<13}{'pause cut nvmeof/nvme-cli':>27}{'pause back (d) nvmeof/nvme-cli':>32}"
+      f"{'cut over calm, nvme-cli / nvmeof':>35}")
 for f in sorted({r["fault"] for r in rows}):
   for p in sorted({r["iopolicy"] for r in rows}):
     cols = []
@@ -454,7 +462,12 @@ for f in sorted({r["fault"] for r in rows}):
         else:
             ratio = f"{m['nvmeof'] / m['nvme-cli']:.2f}x" if m["nvme-cli"] else "-"
             cols.append(f"{m['nvmeof']} / {m['nvme-cli']} ms = {ratio}")
-    print(f"{faults.get(f, f) + ' (' + f + ')':<18}{p:<13}{cols[0]:>27}{cols[1]:>32}")
+    over = []
+    for mode in ("nvme-cli", "nvmeof"):
+        rs = [r["r"] for r in rows if r["fault"] == f and r["iopolicy"] == p and r["mode"] == mode]
+        cut, calm = median([r["pause_cut_ms"] for r in rs]), median([r.get("pause_calm_ms") for r in rs])
+        over.append(f"{cut / calm:.1f}x" if cut is not None and calm else "-")
+    print(f"{faults.get(f, f) + ' (' + f + ')':<18}{p:<13}{cols[0]:>27}{cols[1]:>32}{' / '.join(over):>35}")
 cells = {(r["fault"], r["mode"], r["iopolicy"]) for r in rows}
 print(f"\n(runs per cell: {len(rows) // max(1, len(cells))}; all rows in {sys.argv[1]})")
 PY

@@ -6,15 +6,19 @@
 # what ran on their CPU instead. Counts and shares, not times of this machine: meant for the lab
 # guest, where they hold even when the host is loaded:
 #   scripts/lab run --timeout 900 -- scripts/bench_ping_sched.sh
+# nvmeof runs twice: as the launcher runs it (V8 single-threaded, NVMEOF_V8_FLAGS in lib.sh), then
+# with V8's defaults, its compiler and GC worker threads beside the spinners (THREADS=0 skips it).
 # Environment: ADDR (default 10.77.0.1), ITERS (default 5000), SIZE (default 64), KEEP (a
-# directory to keep the traces in), V8_FLAGS (default --single-threaded-gc: nvmeof once more with
-# these V8 flags; empty for none).
+# directory to keep the traces in), V8_FLAGS (more V8 flags for a third run, to try a variation;
+# default none), WARMUP (nvmeof's untimed iterations first, `--warmup`; the
+# report reads only the timed loop, so what the runtime does once the code is compiled shows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 SIZE="${SIZE:-64}"
-V8_FLAGS="${V8_FLAGS---single-threaded-gc}"
+V8_FLAGS="${V8_FLAGS:-}"
+THREADS="${THREADS:-1}"
 . scripts/lib.sh
 find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
 . scripts/bench/rdma_lib.sh
@@ -66,19 +70,25 @@ loop_ms=$(awk -v s="$SIZE" -v n="$ITERS" '$1 == s { print n * $6 * 2 / 1000 }' "
 report "$work/perftest.trace" "ib_write_lat" "$sp,$cp" '^ib_write_lat' "$loop_ms"
 
 # nvmeof_run LABEL [V8 FLAGS]: one nvmeof ping pair, traced, and its report. Deno is run as the
-# launcher runs it (exec, so each side's first thread, the one that spins, has the PID $! says).
+# launcher runs it (exec, so each side's first thread, the one that spins, has the PID $! says);
+# V8 FLAGS "defaults" leaves out the launcher's own V8 flags.
 port=7183
 nvmeof_run() {
-  local label="$1" flags=() sp cp loop_ms
+  local label="$1" flags=() run_flags=() f sp cp loop_ms
   port=$((port + 1))
-  [ -n "${2:-}" ] && flags=(--v8-flags="$2")
-  nvmeof() { exec "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "${flags[@]}" main.ts "$@"; }
+  for f in "${NVMEOF_RUN_FLAGS[@]}"; do
+    [ "${2:-}" = defaults ] && [ "$f" = "--v8-flags=$NVMEOF_V8_FLAGS" ] && continue
+    run_flags+=("$f")
+  done
+  [ -n "${2:-}" ] && [ "$2" != defaults ] && flags=(--v8-flags="$2")
+  nvmeof() { exec "$deno" run "${run_flags[@]}" "${NVMEOF_PERMS[@]}" "${flags[@]}" main.ts "$@"; }
   trace_on
   nvmeof rdma ping --server -a "$ADDR" -p "$port" 2>"$work/server.log" &
   sp=$!
   pids+=("$sp")
   wait_listening "$work/server.log" || die "the nvmeof ping server did not listen: $(cat "$work/server.log")"
-  nvmeof rdma ping -a "$ADDR" -p "$port" --op write --size "$SIZE" -c "$ITERS" -o json >"$work/nvmeof.json" &
+  nvmeof rdma ping -a "$ADDR" -p "$port" --op write --size "$SIZE" -c "$ITERS" \
+    ${WARMUP:+--warmup "$WARMUP"} -o json >"$work/nvmeof.json" &
   cp=$!
   { sleep 600 && kill "$sp" "$cp"; } 2>/dev/null &
   dog=$!
@@ -91,6 +101,7 @@ nvmeof_run() {
   loop_ms=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['latency']['avg_us'] * $ITERS / 1000)" "$work/nvmeof.json")
   report "$work/$label.trace" "$label" "$sp,$cp" '^(deno|tokio|V8 |main\.ts)' "$loop_ms"
 }
-nvmeof_run "nvmeof rdma ping"
-[ -n "${V8_FLAGS:-}" ] && nvmeof_run "nvmeof rdma ping, V8 $V8_FLAGS" "$V8_FLAGS"
+nvmeof_run "nvmeof rdma ping (V8 $NVMEOF_V8_FLAGS)"
+[ "$THREADS" = 1 ] && nvmeof_run "nvmeof rdma ping, V8's defaults (worker threads)" defaults
+[ -n "$V8_FLAGS" ] && nvmeof_run "nvmeof rdma ping, V8 $NVMEOF_V8_FLAGS $V8_FLAGS" "$V8_FLAGS"
 echo "(traces in $work)"

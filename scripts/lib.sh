@@ -33,7 +33,15 @@ NVMEOF_PERMS=(--allow-all)
 # --unstable-lazy-dynamic-imports: Deno reads a module behind `import("./x.ts")` when the import
 # runs, not before start-up; nvmeof loads each command's module that way, so `nvmeof --version`
 # does not read the modules of every command first (the compiled binary loads them lazily anyway).
-NVMEOF_RUN_FLAGS=(--quiet --no-prompt --cached-only --frozen --unstable-lazy-dynamic-imports)
+# V8 runs single-threaded: no compiler or GC threads beside nvmeof's own. The data-path loops
+# (rdma ping and bw, probe and bench) spin on a CPU each; V8's worker threads, compiling or
+# collecting, took those CPUs from them: in the lab guest, 190 ms of a 1.3 s ping loop even after
+# 5000 warm-up iterations, against 9 ms for ib_write_lat and for nvmeof without those threads
+# (scripts/bench_ping_sched.sh). The work is the same, done on the main thread; the compiled
+# binary embeds the same flag (scripts/compile).
+NVMEOF_V8_FLAGS=--single-threaded
+NVMEOF_RUN_FLAGS=(--quiet --no-prompt --cached-only --frozen --unstable-lazy-dynamic-imports
+  "--v8-flags=$NVMEOF_V8_FLAGS")
 
 # find_deno sets $deno to the path of the pinned Deno (NVMEOF_DENO when set), installing nothing;
 # it fails when there is none. No subshell: the launcher calls it on every run.

@@ -6,7 +6,7 @@
  * Driven by scripts/bench_ping_tail.sh (meant for the lab guest), which keeps the files:
  *
  *   deno run -A --v8-flags=--expose-gc,--trace-gc ping_tail.ts server ADDR PORT OUT.json
- *   deno run -A --v8-flags=--expose-gc,--trace-gc ping_tail.ts client ADDR PORT COUNT SIZE OUT.json
+ *   deno run -A --v8-flags=--expose-gc,--trace-gc ping_tail.ts client ADDR PORT COUNT SIZE OUT.json [WARMUP]
  *   deno run -A ping_tail.ts report CLIENT.json CLIENT_GC.log SERVER.json SERVER_GC.log
  *
  * Times are absolute (performance.timeOrigin + performance.now(), ms) so the two processes'
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     });
     Deno.writeTextFileSync(out, JSON.stringify(rec));
   } else if (mode === "client") {
-    const [addr, port, count, size, out] = args;
+    const [addr, port, count, size, out, warmup] = args;
     markGc(rec);
     const samples: [number, number][] = [];
     await pingClient({
@@ -190,6 +190,7 @@ async function main(): Promise<void> {
       op: "write",
       size: Number(size),
       count: Number(count),
+      warmup: Number(warmup ?? 0),
       timeoutMs: 60000,
       trace: new Trace(false),
       onSample: (t0, ms) => samples.push([abs(t0), ms]),

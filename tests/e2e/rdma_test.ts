@@ -1,9 +1,9 @@
 /**
  * The RDMA layer on the real kernel (rxe0 on rxenet0, 10.77.0.1) in the lab guest: devices
  * against ibv_devinfo and rdma link, ping with every op and several sizes, the QP trace, rping
- * interop both ways, a server serving 50 clients and returning every resource, and the
- * failures (no listener, bad address, client or server killed mid-run) each with its own error
- * within a bound. Servers run as subprocesses and are stopped in `finally`, even on failure.
+ * interop both ways, a server serving 50 clients and returning every resource (with no V8 worker
+ * thread beside its spinning loop), and the failures (no listener, bad address, client or server
+ * killed mid-run) each with its own error within a bound. Servers run as subprocesses and are stopped in `finally`, even on failure.
  */
 import assert from "node:assert/strict";
 import { nvmeof, run, Spawned, spawnNvmeof } from "../helpers.ts";
@@ -302,6 +302,14 @@ Deno.test("a server serves 50 clients in a row and ends with the resources it st
   }
   await srv.waitFor(/client 50: /, 20000);
   assert.equal(await resources(), before);
+  // The server's spinning loop has no V8 worker thread beside it to take its CPU (the launcher
+  // runs V8 single-threaded): only Deno's own threads, none named "V8 …".
+  const task = `/proc/${srv.pid}/task`;
+  const threads = [...Deno.readDirSync(task)].map((t) =>
+    Deno.readTextFileSync(`${task}/${t.name}/comm`).trim()
+  );
+  assert.ok(threads.length >= 1);
+  assert.deepEqual(threads.filter((n) => n.startsWith("V8 ")), [], threads.join(", "));
   const st = await srv.stop();
   assert.equal(st.code, 0);
   assert.match(srv.stdout, /served 50 client\(s\).*0 not ok/);

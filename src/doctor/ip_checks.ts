@@ -3,6 +3,7 @@
  * echo, ARP), whether RoCE v2 gets through when IP does, and whether the path carries this host's
  * MTU. Pure functions from observations to checks; ip_probe.ts makes the observations.
  */
+import type { Transport } from "../fabrics/options.ts";
 import { isIpv4 } from "../net/address.ts";
 import type { NeighbourView } from "../net/neighbour.ts";
 import { payloadForIpSize } from "../net/icmp.ts";
@@ -42,16 +43,20 @@ export function ipUp(v: IpView): { up: boolean; how: string } {
   return { up: false, how: "answers neither ICMP echo nor ARP" };
 }
 
-/** reach.address: the target's address answers (echo, else ARP), or why it does not. */
-export function addressCheck(v: IpView): Check {
+/**
+ * reach.address: the target's address answers (echo, else ARP), or why it does not. The fixes
+ * name the netdev the `transport` uses: an RDMA netdev for rdma, any for tcp.
+ */
+export function addressCheck(v: IpView, transport: Transport = "rdma"): Check {
   const id = "reach.address";
   const a = v.traddr;
+  const netdev = transport === "tcp" ? "fabric netdev" : "RDMA netdev";
   if (v.routeError) {
     return check(
       id,
       "fail",
       `target unreachable: no route to ${a} (${v.routeError})`,
-      `add a route to the target's subnet through the RDMA netdev: ip route add SUBNET dev IFACE ` +
+      `add a route to the target's subnet through the ${netdev}: ip route add SUBNET dev IFACE ` +
         `(check with: ip route get ${a})`,
     );
   }
@@ -70,7 +75,7 @@ export function addressCheck(v: IpView): Check {
       "fail",
       `target unreachable: ${via} did not answer ARP${onDev} (neighbour entry incomplete) and ` +
         `no ICMP echo came back: no machine on that link has this address up, or the link is down`,
-      `on the target: ip -br addr | grep -w ${a} (the address must be on its RDMA netdev, state UP); ` +
+      `on the target: ip -br addr | grep -w ${a} (the address must be on its ${netdev}, state UP); ` +
         `here: ip neigh show ${v.gateway ?? a}; check the cable, switch port and VLAN between`,
     );
   }

@@ -126,7 +126,7 @@ async function tcpReachChecks(
   const ip0 = await observeIp(o.traddr, route, o);
   const probe = await probeNvmeTcp(o.traddr, Number(o.trsvcid), { timeoutMs: o.timeoutMs });
   const ip = withNeighbour(paths, ip0);
-  return [tcpRouteCheck(o.traddr, route), addressCheck(ip), classifyTcpProbe(probe, ip)];
+  return [tcpRouteCheck(o.traddr, route), addressCheck(ip, "tcp"), classifyTcpProbe(probe, ip)];
 }
 
 /** Reads the probe port's hw_counters around a short transfer. */
@@ -189,6 +189,7 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
 
   if (target) {
     checks.push(...targetChecks(paths, devices, {
+      trtype: o.transport,
       traddr: o.traddr,
       trsvcid: o.trsvcid,
       nqn: o.nqn,

@@ -1,8 +1,9 @@
 /**
- * Target side checks on the live nvmet configfs tree: configfs mounted, nvmet and nvmet-rdma
- * loaded, each rdma port's address on an RDMA netdev and a subsystem linked (the first link
- * enables the port), namespaces enabled, allow_any_host flagged, and — for a given subsystem NQN
- * and host NQN — whether the port the host uses exports it and the host is allowed.
+ * Target side checks on the live nvmet configfs tree: configfs mounted, nvmet and the module of
+ * each transport its ports use (nvmet-rdma, nvmet-tcp) loaded, each rdma port's address on an
+ * RDMA netdev and each tcp port's on an interface of this host, a subsystem linked to each port
+ * (the first link enables it), namespaces enabled, allow_any_host flagged, and — for a given
+ * subsystem NQN and host NQN — whether the port the host uses exports it and the host is allowed.
  */
 import { fileKind } from "../configfs/native.ts";
 import { KernelConfigfs } from "../configfs/io.ts";
@@ -12,9 +13,13 @@ import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { moduleCheck } from "./host.ts";
 import type { DoctorPaths } from "./paths.ts";
+import { type Transport, TRANSPORTS } from "../fabrics/options.ts";
+import { type LocalAddress, localAddresses, localInterfaceOf } from "../net/address.ts";
 
 /** What the user expects of the target. */
 export interface TargetExpect {
+  /** The transport the user asked about (doctor -t); undefined: whichever the ports use. */
+  trtype?: Transport;
   traddr?: string;
   trsvcid: string;
   nqn?: string;
@@ -35,38 +40,77 @@ function portWhere(p: LivePort): string {
   return `${a.includes(":") ? `[${a}]` : a}:${p.attr.addr_trsvcid ?? ""}`;
 }
 
-/** Whether a port serves `traddr`:`trsvcid` (a wildcard address serves every local one). */
-export function portServes(p: LivePort, traddr: string, trsvcid: string): boolean {
+/** The port's transport, when it is one the doctor checks (rdma, tcp). */
+function transportOf(p: LivePort): Transport | undefined {
+  const t = p.attr.addr_trtype ?? "";
+  return (TRANSPORTS as readonly string[]).includes(t) ? t as Transport : undefined;
+}
+
+/**
+ * Whether a port of transport `trtype` serves `traddr`:`trsvcid` (a wildcard address serves every
+ * local one).
+ */
+export function portServes(
+  p: LivePort,
+  trtype: Transport,
+  traddr: string,
+  trsvcid: string,
+): boolean {
   const a = p.attr.addr_traddr;
-  return p.attr.addr_trtype === "rdma" && p.attr.addr_trsvcid === trsvcid &&
+  return p.attr.addr_trtype === trtype && p.attr.addr_trsvcid === trsvcid &&
     (a === traddr || a === "0.0.0.0" || a === "::");
 }
 
-/** Checks of one rdma port. */
-export function portChecks(p: LivePort, devices: Devices, nqns: Set<string>): Check[] {
+/** The address check of a tcp port: nvmet-tcp binds a socket, so any interface of this host. */
+function tcpAddressCheck(p: LivePort, addr: string, local: LocalAddress[]): Check {
+  const id = `target.port.${p.id}.address`;
+  const on = localInterfaceOf(addr, local);
+  return on ? check(id, "ok", `port ${p.id} is for ${portWhere(p)}, on ${on.name}`) : check(
+    id,
+    "fail",
+    `port ${p.id} (tcp) is for ${portWhere(p)}, but ${addr} is on no interface of this host: ` +
+      "nvmet-tcp cannot bind it (EADDRNOTAVAIL; dmesg says 'failed to bind port socket')",
+    `configure ${addr} on the fabric NIC (ip addr add ${addr}/24 dev IFACE); then unlink and ` +
+      "relink the port's subsystems",
+  );
+}
+
+/**
+ * Checks of one rdma or tcp port: its address (on an RDMA netdev, or on any interface for tcp)
+ * and that a subsystem is linked.
+ */
+export function portChecks(
+  p: LivePort,
+  devices: Devices,
+  nqns: Set<string>,
+  local: LocalAddress[] = localAddresses(),
+): Check[] {
   const id = `target.port.${p.id}`;
   const out: Check[] = [];
   const addr = p.attr.addr_traddr ?? "";
   const fam = p.attr.addr_adrfam ?? "";
   const base = `${N}/ports/${p.name}`;
+  const t = transportOf(p) ?? "rdma";
   if (fam !== "ipv4" && fam !== "ipv6") {
     out.push(check(
       `${id}.address`,
       "fail",
-      `port ${p.id} (rdma) has addr_adrfam '${fam}': nvmet-rdma takes only ipv4 or ipv6`,
+      `port ${p.id} (${t}) has addr_adrfam '${fam}': nvmet-${t} takes only ipv4 or ipv6`,
       `unlink its subsystems, then: echo ipv4 > ${base}/addr_adrfam`,
     ));
   } else if (addr === "" || !p.attr.addr_trsvcid) {
     out.push(check(
       `${id}.address`,
       "fail",
-      `port ${p.id} (rdma) has no ${addr === "" ? "addr_traddr" : "addr_trsvcid"}`,
+      `port ${p.id} (${t}) has no ${addr === "" ? "addr_traddr" : "addr_trsvcid"}`,
       `echo ADDR > ${base}/addr_traddr; echo 4420 > ${base}/addr_trsvcid (before linking subsystems)`,
     ));
   } else if (addr === "0.0.0.0" || addr === "::") {
     out.push(
       check(`${id}.address`, "ok", `port ${p.id} listens on every address (${portWhere(p)})`),
     );
+  } else if (t === "tcp") {
+    out.push(tcpAddressCheck(p, addr, local));
   } else if ("error" in devices) {
     out.push(check(
       `${id}.address`,
@@ -122,12 +166,16 @@ export function portChecks(p: LivePort, devices: Devices, nqns: Set<string>): Ch
   return out;
 }
 
-/** All target-side checks. `required` makes a missing nvmet a failure (--role target). */
+/**
+ * All target-side checks. `required` makes a missing nvmet a failure (--role target); `local` is
+ * this host's addresses, for the tcp ports.
+ */
 export function targetChecks(
   paths: DoctorPaths,
   devices: Devices,
   expect: TargetExpect,
   required: boolean,
+  local: LocalAddress[] = localAddresses(),
 ): Check[] {
   const out: Check[] = [];
   const mounted = isConfigfsMounted(paths.configfs, paths.proc);
@@ -150,7 +198,7 @@ export function targetChecks(
       required ? "fail" : "skip",
       `nvmet is not loaded (${paths.configfs}/nvmet does not exist)` +
         (required ? "" : ": no target on this host (use --role target to require one)"),
-      "modprobe -a nvmet nvmet-rdma",
+      `modprobe -a nvmet nvmet-${expect.trtype ?? "rdma"}`,
     ));
     return out;
   }
@@ -164,23 +212,34 @@ export function targetChecks(
     return out;
   }
   out.push(check("target.nvmet", "ok", `nvmet is loaded (${paths.configfs}/nvmet)`));
-  const rdmaPorts = tree.ports.filter((p) => p.attr.addr_trtype === "rdma");
-  const enabledRdma = rdmaPorts.some((p) => p.subsystems.length > 0);
-  out.push(moduleCheck(paths, "target.module.nvmet_rdma", "nvmet-rdma", {
-    needed: "it serves rdma ports",
-    autoload: enabledRdma ? undefined : "the kernel requests it when an rdma port is enabled",
-  }));
-  if (rdmaPorts.length === 0) {
+  // The module of each transport the ports use, and of the one asked about (rdma by default when
+  // there is no port at all).
+  const checked = tree.ports.filter((p) => transportOf(p) !== undefined);
+  const transports = new Set(checked.map((p) => transportOf(p)!));
+  if (expect.trtype) transports.add(expect.trtype);
+  if (tree.ports.length === 0 && transports.size === 0) transports.add("rdma");
+  for (const t of TRANSPORTS.filter((t) => transports.has(t))) {
+    const enabled = checked.some((p) => transportOf(p) === t && p.subsystems.length > 0);
+    out.push(moduleCheck(paths, `target.module.nvmet_${t}`, `nvmet-${t}`, {
+      needed: `it serves ${t} ports`,
+      autoload: enabled ? undefined : `the kernel requests it when a ${t} port is enabled`,
+    }));
+  }
+  const want = expect.trtype;
+  if (tree.ports.length === 0 || (want && !checked.some((p) => transportOf(p) === want))) {
+    const t = want ?? "rdma";
     out.push(check(
       "target.ports",
       "fail",
-      `no rdma port in ${paths.configfs}/nvmet/ports (${tree.ports.length} port(s) of other transports)`,
-      "create one: nvmeof target up -f SPEC (or mkdir ports/1 with addr_trtype rdma, addr_adrfam, " +
+      tree.ports.length === 0
+        ? `no port in ${paths.configfs}/nvmet/ports: nothing listens`
+        : `no ${t} port in ${paths.configfs}/nvmet/ports (${tree.ports.length} port(s) of other transports)`,
+      `create one: nvmeof target up -f SPEC (or mkdir ports/1 with addr_trtype ${t}, addr_adrfam, ` +
         "addr_traddr, addr_trsvcid, then link a subsystem)",
     ));
   }
   const nqns = new Set(tree.subsystems.map((s) => s.nqn));
-  for (const p of rdmaPorts) out.push(...portChecks(p, devices, nqns));
+  for (const p of checked) out.push(...portChecks(p, devices, nqns, local));
   for (const s of tree.subsystems) {
     const id = `target.subsystem.${s.nqn}`;
     const dir = `${N}/subsystems/${s.nqn}`;
@@ -242,16 +301,17 @@ export function expectChecks(tree: LiveTree, e: TargetExpect): Check[] {
     return out;
   }
   if (e.traddr) {
-    const ports = tree.ports.filter((p) => portServes(p, e.traddr!, e.trsvcid));
+    const t = e.trtype ?? "rdma";
+    const ports = tree.ports.filter((p) => portServes(p, t, e.traddr!, e.trsvcid));
     const linked = ports.filter((p) => p.subsystems.includes(nqn));
     if (ports.length === 0) {
-      const elsewhere = tree.ports.filter((p) => p.attr.addr_trtype === "rdma");
+      const elsewhere = tree.ports.filter((p) => p.attr.addr_trtype === t);
       out.push(check(
         "target.expect.port",
         "fail",
-        `no rdma port on this target is for ${e.traddr}:${e.trsvcid}` +
+        `no ${t} port on this target is for ${e.traddr}:${e.trsvcid}` +
           (elsewhere.length
-            ? ` (rdma ports: ${elsewhere.map((p) => `${p.id} for ${portWhere(p)}`).join(", ")})`
+            ? ` (${t} ports: ${elsewhere.map((p) => `${p.id} for ${portWhere(p)}`).join(", ")})`
             : ""),
         `create a port for ${e.traddr} ${e.trsvcid} and link '${nqn}' to it, or connect to ` +
           (elsewhere.length ? `${portWhere(elsewhere[0])}` : "the port's address"),

@@ -180,6 +180,14 @@ Deno.test("doctor -t tcp on nvmet-tcp: every listener outcome named from the rea
       );
       assert.equal(l.found?.result, "icresp");
       assert.equal(r.checks.find((c) => c.id === `target.port.${BARE.id}.listening`), undefined);
+      // Checked as the tcp target it is: nvmet-tcp and the address on this host's interface, and
+      // nothing about rdma ports or nvmet-rdma it does not use.
+      assert.equal(get(r, "target.module.nvmet_tcp").status, "ok");
+      assert.match(get(r, `target.port.${LIVE.id}.address`).seen, /10\.77\.0\.1:4480, on \S+$/);
+      assert.equal(get(r, `target.port.${LIVE.id}.address`).status, "ok");
+      const rdma = r.checks.filter((c) => c.id.startsWith("target.") && /rdma/.test(c.id + c.seen));
+      assert.deepEqual(rdma, [], JSON.stringify(rdma, null, 2));
+      assert.equal(r.checks.find((c) => c.id === "target.ports"), undefined);
     },
   );
 

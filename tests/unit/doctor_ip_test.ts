@@ -72,6 +72,16 @@ Deno.test("target unreachable: no ARP answer and no echo is a failure naming the
   assert.match(c.fix!, /ip -br addr \| grep -w 10\.78\.0\.99/);
 });
 
+Deno.test("target unreachable over tcp: the fixes name the fabric netdev, not an RDMA one", () => {
+  assert.match(addressCheck(SILENT).fix!, /on its RDMA netdev, state UP/);
+  const c = addressCheck(SILENT, "tcp");
+  assert.equal(c.status, "fail");
+  assert.match(c.fix!, /on its fabric netdev, state UP/);
+  assert.doesNotMatch(c.fix!, /RDMA/);
+  const r = addressCheck({ traddr: "10.99.0.1", routeError: "Network is unreachable" }, "tcp");
+  assert.match(r.fix!, /through the fabric netdev: ip route add SUBNET dev IFACE/);
+});
+
 Deno.test("target unreachable: no route is its own failure", () => {
   const c = addressCheck({
     traddr: "10.99.0.1",

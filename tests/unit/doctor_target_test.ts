@@ -31,7 +31,16 @@ const DEVS: Devices = {
 
 interface Layout {
   subsystems: { nqn: string; anyHost?: boolean; hosts?: string[]; ns?: boolean[] }[];
-  ports: { id: number; traddr: string; trsvcid: string; links: string[]; adrfam?: string }[];
+  ports: {
+    id: number;
+    traddr: string;
+    trsvcid: string;
+    links: string[];
+    adrfam?: string;
+    trtype?: string;
+  }[];
+  /** Modules loaded (default: nvmet_rdma). */
+  modules?: string[];
 }
 
 async function nvmet(root: string, l: Layout): Promise<DoctorPaths> {
@@ -58,7 +67,7 @@ async function nvmet(root: string, l: Layout): Promise<DoctorPaths> {
   }
   for (const p of l.ports) {
     const d = `${n}/ports/${p.id}`;
-    await w(`${d}/addr_trtype`, "rdma");
+    await w(`${d}/addr_trtype`, p.trtype ?? "rdma");
     await w(`${d}/addr_adrfam`, p.adrfam ?? "ipv4");
     await w(`${d}/addr_traddr`, p.traddr);
     await w(`${d}/addr_trsvcid`, p.trsvcid);
@@ -66,7 +75,7 @@ async function nvmet(root: string, l: Layout): Promise<DoctorPaths> {
     for (const s of p.links) await Deno.symlink(`${n}/subsystems/${s}`, `${d}/subsystems/${s}`);
   }
   await w(`${root}/proc/mounts`, `configfs ${root}/config configfs rw 0 0`);
-  await w(`${root}/sys/module/nvmet_rdma/refcnt`, "1");
+  for (const m of l.modules ?? ["nvmet_rdma"]) await w(`${root}/sys/module/${m}/refcnt`, "1");
   return {
     sysfs: `${root}/sys`,
     proc: `${root}/proc`,
@@ -133,6 +142,49 @@ Deno.test("target: a port address on no RDMA netdev fails (the bind cannot succe
   );
   assert.equal(s.status, "skip");
   assert.match(s.seen, /could not determine/);
+});
+
+Deno.test("target: a tcp-only target is checked as tcp: nvmet-tcp, the address on any interface, no rdma asked for", async () => {
+  await using d = await tempDir();
+  const paths = await nvmet(d.path, {
+    subsystems: [{ nqn: SUB, hosts: [HOST] }],
+    ports: [
+      { id: 7, traddr: "10.1.0.1", trsvcid: "4420", links: [SUB], trtype: "tcp" },
+      { id: 8, traddr: "10.9.9.9", trsvcid: "4420", links: [SUB], trtype: "tcp" },
+    ],
+    modules: ["nvmet_tcp"],
+  });
+  const local = [{ name: "eth2", address: "10.1.0.1" }];
+  const e = { traddr: "10.1.0.1", trsvcid: "4420", nqn: SUB, hostnqn: HOST };
+  // No -t: the ports' own transport. No RDMA device is needed for a tcp port's address.
+  const checks = targetChecks(paths, { error: "ENOSYS" }, e, true, local);
+  assert.deepEqual(checks.filter((c) => c.id.includes("rdma")), []);
+  assert.equal(byId(checks, "target.module.nvmet_tcp").status, "ok");
+  assert.equal(checks.find((c) => c.id === "target.ports"), undefined);
+  assert.match(byId(checks, "target.port.7.address").seen, /10\.1\.0\.1:4420, on eth2$/);
+  const away = byId(checks, "target.port.8.address");
+  assert.equal(away.status, "fail");
+  assert.match(away.seen, /10\.9\.9\.9 is on no interface of this host: nvmet-tcp cannot bind it/);
+  assert.match(away.fix!, /ip addr add 10\.9\.9\.9\/24 dev IFACE/);
+  // With -t tcp the port the host uses is found among the tcp ports.
+  const tcp = targetChecks(paths, { error: "ENOSYS" }, { ...e, trtype: "tcp" }, true, local);
+  assert.equal(byId(tcp, "target.expect.port").status, "ok");
+  assert.deepEqual(
+    tcp.filter((c) => c.status === "fail").map((c) => c.id),
+    ["target.port.8.address"],
+  );
+  // -t rdma asks for what this target does not have: nvmet-rdma and an rdma port.
+  const rdma = targetChecks(paths, DEVS, { ...e, trtype: "rdma" }, true, local);
+  assert.equal(byId(rdma, "target.ports").status, "fail");
+  assert.match(
+    byId(rdma, "target.ports").seen,
+    /no rdma port .*\(2 port\(s\) of other transports\)/,
+  );
+  assert.notEqual(byId(rdma, "target.module.nvmet_rdma").status, "ok");
+  assert.match(
+    byId(rdma, "target.expect.port").seen,
+    /no rdma port on this target is for 10\.1\.0\.1:4420$/,
+  );
 });
 
 Deno.test("target -n: subsystem not linked to the port for the address, host not allowed, port for another address", async () => {

@@ -69,7 +69,11 @@ once; its errno and kernel log are translated (host not allowed, subsystem not o
 Roots can be moved for tests: --configfs, NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME,
 NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
   options: {
-    transport: ADDRESS_FLAGS.transport,
+    transport: {
+      ...ADDRESS_FLAGS.transport,
+      default: undefined,
+      description: "Transport: rdma (or tcp); default rdma, and on the target side its ports' own",
+    },
     traddr: { type: "string", short: "a", value: "ADDR", description: "Target address to test" },
     trsvcid: ADDRESS_FLAGS.trsvcid,
     nqn: {
@@ -121,7 +125,9 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     const traddr = v.traddr === undefined
       ? undefined
       : checkAddress(String(v.traddr), "-a/--traddr");
-    const transport = transportFromFlags(v);
+    // Undefined when -t is not given: the target side then checks whichever transports its
+    // ports use, and the host side takes rdma.
+    const transport = v.transport === undefined ? undefined : transportFromFlags(v);
     const trsvcid = checkTrsvcid(String(v.trsvcid ?? DEFAULT_TRSVCID), "-s/--trsvcid");
     const nqn = v.nqn === undefined ? undefined : checkNqn(String(v.nqn), "-n/--nqn");
     const hostnqn = v.hostnqn === undefined

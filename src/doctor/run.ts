@@ -25,7 +25,7 @@ import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
 import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
 import { lossCheck, readHwCounters, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
-import { targetChecks } from "./target.ts";
+import { targetChecks, targetTransports } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
 import { chooseRole, type Role } from "./role.ts";
 import { localAddresses } from "../net/address.ts";
@@ -168,9 +168,17 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
 
   const devices = readDevices();
   const dc = devicesCheck(devices);
+  // RDMA devices matter over rdma: the host side's default, and the target side's when -t is
+  // not given and its ports use rdma (or it has none yet).
+  const tcpOnly = transport === "tcp" ||
+    (!o.transport && !initiator && !targetTransports(paths).has("rdma"));
   checks.push(
-    transport === "tcp" && dc.status !== "ok"
-      ? check(dc.id, "skip", `${dc.seen} (-t tcp needs none)`)
+    tcpOnly && dc.status !== "ok"
+      ? check(
+        dc.id,
+        "skip",
+        `${dc.seen} (${o.transport ? "-t tcp needs none" : "this target's ports are all tcp"})`,
+      )
       : dc,
   );
   checks.push(...portStateChecks(devices));

@@ -47,6 +47,16 @@ function transportOf(p: LivePort): Transport | undefined {
 }
 
 /**
+ * The transports the local target's ports use; rdma alone when nvmet is not there or has no port
+ * (what a target is set up with by default).
+ */
+export function targetTransports(paths: DoctorPaths): Set<Transport> {
+  const ports = readNvmet(paths)?.ports ?? [];
+  const used = new Set(ports.map(transportOf).filter((t) => t !== undefined));
+  return ports.length === 0 ? new Set(["rdma"]) : used;
+}
+
+/**
  * Whether a port of transport `trtype` serves `traddr`:`trsvcid` (a wildcard address serves every
  * local one).
  */

@@ -329,3 +329,35 @@ Deno.test("doctor -t with an unknown transport is a usage error, exit 2", async 
   assert.equal(r.code, 2);
   assert.match(r.stderr, /Transport 'fc' is not supported/);
 });
+
+Deno.test("doctor on a tcp-only target: without -t its ports' transport is checked; -t rdma asks for an rdma port", async () => {
+  await using d = await tempDir();
+  const f = await fixture(d.path);
+  await write(`${f.configfs}/nvmet/ports/1/addr_trtype`, "tcp\n");
+  const run = async (extra: string[]) => {
+    const r = await nvmeof([
+      "doctor",
+      "--role",
+      "target",
+      "--configfs",
+      f.configfs,
+      ...extra,
+      "-o",
+      "json",
+    ], {
+      env: f.env,
+    });
+    return JSON.parse(r.stdout).checks as { id: string; status: string; seen: string }[];
+  };
+  const plain = await run([]);
+  const target = plain.filter((c) => c.id.startsWith("target."));
+  assert.deepEqual(target.filter((c) => /rdma/.test(c.id + c.seen)), []);
+  // No RDMA device is needed either (this machine has none: a skip, not a failure).
+  assert.notEqual(plain.find((c) => c.id === "fabric.rdma_device")?.status, "fail");
+  assert.ok(plain.some((c) => c.id === "target.module.nvmet_tcp"), JSON.stringify(plain));
+  assert.equal(plain.find((c) => c.id === "target.ports"), undefined);
+  const rdma = await run(["-t", "rdma"]);
+  const ports = rdma.find((c) => c.id === "target.ports");
+  assert.equal(ports?.status, "fail");
+  assert.match(ports!.seen, /no rdma port .*\(1 port\(s\) of other transports\)/);
+});

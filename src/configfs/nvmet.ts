@@ -35,7 +35,10 @@ export const nvmetPath = {
 export const DEFAULT_ANA_GROUP = 1;
 /** The highest ANA group id nvmet takes (NVMET_MAX_ANAGRPS). */
 export const MAX_ANA_GROUP = 128;
-/** The states an ANA group can be in, as `ana_state` reads and takes them. */
+/**
+ * The states an ANA group can be in, as `ana_state` reads and takes them (the host's sysfs
+ * `ana_state` of a path names them alike).
+ */
 export const ANA_STATES = [
   "optimized",
   "non-optimized",
@@ -43,6 +46,13 @@ export const ANA_STATES = [
   "persistent-loss",
   "change",
 ] as const;
+/** An ANA state. */
+export type AnaState = typeof ANA_STATES[number];
+/** The ANA states in which a path carries I/O. */
+export const USABLE_ANA_STATES: ReadonlySet<string> = new Set<AnaState>([
+  "optimized",
+  "non-optimized",
+]);
 
 /**
  * Attributes some kernels lack, by file name: the first Linux that has them (and the option it

@@ -19,12 +19,10 @@ import {
   type SubsystemInfo,
 } from "../fabrics/sysfs.ts";
 import { withNeighbours } from "../fabrics/topology.ts";
+import { USABLE_ANA_STATES } from "../configfs/nvmet.ts";
 import { type Check, check, type CheckStatus } from "./check.ts";
 import { arpWords, type NeighbourView } from "../net/neighbour.ts";
 import type { DoctorPaths } from "./paths.ts";
-
-/** ANA states through which I/O flows. */
-const USABLE_ANA = new Set(["optimized", "non-optimized"]);
 
 /** nvme_core's multipath parameter: Y, N, or why it cannot be read. */
 export function multipathCheck(paths: DoctorPaths): Check {
@@ -133,7 +131,7 @@ export async function subsystemPathsCheck(paths: DoctorPaths, s: SubsystemInfo):
             "the kernel log shows each attempt (dmesg | grep nvme)",
       });
     }
-    const bad = anas.filter((a) => !USABLE_ANA.has(a));
+    const bad = anas.filter((a) => !USABLE_ANA_STATES.has(a));
     if (bad.length) {
       problems.push({
         status: "warn",
@@ -146,7 +144,7 @@ export async function subsystemPathsCheck(paths: DoctorPaths, s: SubsystemInfo):
   }
   for (const n of s.multipath ? s.namespaces : []) {
     const usable = n.paths.filter((p) =>
-      p.state === "live" && (p.ana_state === undefined || USABLE_ANA.has(p.ana_state))
+      p.state === "live" && (p.ana_state === undefined || USABLE_ANA_STATES.has(p.ana_state))
     );
     if (usable.length === 0) {
       problems.unshift({

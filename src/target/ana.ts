@@ -11,12 +11,14 @@
  */
 import {
   ANA_STATES,
+  type AnaState,
   DEFAULT_ANA_GROUP,
   type LiveAnaGroup,
   type LivePort,
   type LiveTree,
   nvmetPath,
   readTree,
+  USABLE_ANA_STATES,
 } from "../configfs/nvmet.ts";
 import { EnvironmentError, FailureError, quote, UsageError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
@@ -25,11 +27,7 @@ import { anaStateStep } from "./plan/ana.ts";
 import type { Step } from "./plan/step.ts";
 import { type PlanResult, planResult } from "./report.ts";
 import type { TargetRunOptions } from "./up.ts";
-import type { AnaState } from "./spec.ts";
 import { nearest, nearestAnaState } from "./values.ts";
-
-/** States in which a host may send I/O down a path. */
-const USABLE: readonly string[] = ["optimized", "non-optimized"];
 
 /** What `target ana` changes. */
 export interface AnaRequest {
@@ -137,7 +135,7 @@ export function strandedNamespaces(
   moved: LiveAnaGroup[],
   state: AnaState,
 ): string[] {
-  if (USABLE.includes(state)) return [];
+  if (USABLE_ANA_STATES.has(state)) return [];
   const movedIds = new Set(moved.map((g) => g.id));
   const out: string[] = [];
   for (const nqn of port.subsystems) {
@@ -147,7 +145,7 @@ export function strandedNamespaces(
       if (!movedIds.has(grp)) continue;
       const elsewhere = live.ports.some((p) =>
         p !== port && p.subsystems.includes(nqn) &&
-        p.ana_groups?.some((g) => g.id === grp && USABLE.includes(g.state))
+        p.ana_groups?.some((g) => g.id === grp && USABLE_ANA_STATES.has(g.state))
       );
       if (!elsewhere) out.push(`namespace ${ns.nsid} of ${quote(nqn)} (ANA group ${grp})`);
     }

@@ -7,6 +7,7 @@ import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { hostPaths } from "../paths.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
+import type { AnaState } from "../configfs/nvmet.ts";
 import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";
 import { isObj, SpecContext } from "./validate/context.ts";
 import { validateAnaReferences } from "./validate/ana.ts";
@@ -63,14 +64,6 @@ export interface SubsystemSpec {
   pi_enable?: boolean;
   namespaces: NamespaceSpec[];
 }
-
-/** An ANA state, as `ana_state` reads and takes it. */
-export type AnaState =
-  | "optimized"
-  | "non-optimized"
-  | "inaccessible"
-  | "persistent-loss"
-  | "change";
 
 /** An ANA group of a port (group 1 exists on every port; listing it sets its state). */
 export interface AnaGroupSpec {

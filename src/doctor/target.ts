@@ -13,8 +13,13 @@ import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { moduleCheck } from "./host.ts";
 import type { DoctorPaths } from "./paths.ts";
-import { type Transport, TRANSPORTS } from "../fabrics/options.ts";
-import { type LocalAddress, localAddresses, localInterfaceOf } from "../net/address.ts";
+import { isTransport, type Transport, TRANSPORTS } from "../fabrics/options.ts";
+import {
+  isAnyAddress,
+  type LocalAddress,
+  localAddresses,
+  localInterfaceOf,
+} from "../net/address.ts";
 
 /** What the user expects of the target. */
 export interface TargetExpect {
@@ -43,17 +48,21 @@ function portWhere(p: LivePort): string {
 /** The port's transport, when it is one the doctor checks (rdma, tcp). */
 function transportOf(p: LivePort): Transport | undefined {
   const t = p.attr.addr_trtype ?? "";
-  return (TRANSPORTS as readonly string[]).includes(t) ? t as Transport : undefined;
+  return isTransport(t) ? t : undefined;
 }
 
 /**
- * The transports the local target's ports use; rdma alone when nvmet is not there or has no port
- * (what a target is set up with by default).
+ * The transports `ports` use; rdma alone when there is no port (what a target is set up with by
+ * default).
  */
+function portTransports(ports: LivePort[]): Set<Transport> {
+  if (ports.length === 0) return new Set(["rdma"]);
+  return new Set(ports.map(transportOf).filter((t) => t !== undefined));
+}
+
+/** The transports the local target's ports use (portTransports; rdma when nvmet is not there). */
 export function targetTransports(paths: DoctorPaths): Set<Transport> {
-  const ports = readNvmet(paths)?.ports ?? [];
-  const used = new Set(ports.map(transportOf).filter((t) => t !== undefined));
-  return ports.length === 0 ? new Set(["rdma"]) : used;
+  return portTransports(readNvmet(paths)?.ports ?? []);
 }
 
 /**
@@ -68,7 +77,7 @@ export function portServes(
 ): boolean {
   const a = p.attr.addr_traddr;
   return p.attr.addr_trtype === trtype && p.attr.addr_trsvcid === trsvcid &&
-    (a === traddr || a === "0.0.0.0" || a === "::");
+    a !== undefined && (a === traddr || isAnyAddress(a));
 }
 
 /** The address check of a tcp port: nvmet-tcp binds a socket, so any interface of this host. */
@@ -115,7 +124,7 @@ export function portChecks(
       `port ${p.id} (${t}) has no ${addr === "" ? "addr_traddr" : "addr_trsvcid"}`,
       `echo ADDR > ${base}/addr_traddr; echo 4420 > ${base}/addr_trsvcid (before linking subsystems)`,
     ));
-  } else if (addr === "0.0.0.0" || addr === "::") {
+  } else if (isAnyAddress(addr)) {
     out.push(
       check(`${id}.address`, "ok", `port ${p.id} listens on every address (${portWhere(p)})`),
     );
@@ -225,9 +234,10 @@ export function targetChecks(
   // The module of each transport the ports use, and of the one asked about (rdma by default when
   // there is no port at all).
   const checked = tree.ports.filter((p) => transportOf(p) !== undefined);
-  const transports = new Set(checked.map((p) => transportOf(p)!));
+  const transports = tree.ports.length === 0 && expect.trtype
+    ? new Set([expect.trtype])
+    : portTransports(tree.ports);
   if (expect.trtype) transports.add(expect.trtype);
-  if (tree.ports.length === 0 && transports.size === 0) transports.add("rdma");
   for (const t of TRANSPORTS.filter((t) => transports.has(t))) {
     const enabled = checked.some((p) => transportOf(p) === t && p.subsystems.length > 0);
     out.push(moduleCheck(paths, `target.module.nvmet_${t}`, `nvmet-${t}`, {

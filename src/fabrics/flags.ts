@@ -11,6 +11,7 @@ import {
   type ConnectOptions,
   DEFAULT_CTRL_LOSS_TMO,
   DEFAULT_TRSVCID,
+  isTransport,
   isUuid,
   tableValue,
   type Transport,
@@ -134,7 +135,7 @@ function str(values: OptionValues, name: string): string | undefined {
 /** Reads -t (default rdma); anything but a transport of TRANSPORTS is a usage error. */
 export function transportFromFlags(values: OptionValues): Transport {
   const transport = str(values, "transport") ?? "rdma";
-  if (!(TRANSPORTS as readonly string[]).includes(transport)) {
+  if (!isTransport(transport)) {
     throw new UsageError(`Transport ${quote(transport)} is not supported.`, {
       hint: "Use -t rdma (or -t tcp).",
     });

@@ -24,6 +24,11 @@ export const DEFAULT_CTRL_LOSS_TMO = 600;
 export const TRANSPORTS = ["rdma", "tcp"] as const;
 export type Transport = typeof TRANSPORTS[number];
 
+/** Whether `t` names a transport nvmeof speaks. */
+export function isTransport(t: string): t is Transport {
+  return (TRANSPORTS as readonly string[]).includes(t);
+}
+
 /** What a connect (or a discovery connect) asks of the kernel. */
 export interface ConnectOptions {
   transport: Transport;
@@ -272,7 +277,7 @@ export function loadKeyFile(file: string, what: string): string {
 
 /** Checks a complete ConnectOptions; throws UsageError on the first bad value. */
 export function validateConnectOptions(o: ConnectOptions): ConnectOptions {
-  if (!(TRANSPORTS as readonly string[]).includes(o.transport)) {
+  if (!isTransport(o.transport)) {
     throw new UsageError(`Transport ${quote(o.transport)} is not supported.`, {
       hint: "Use -t rdma (or -t tcp).",
     });

@@ -16,11 +16,11 @@ import {
   checkTrsvcid,
   type ConnectOptions,
   isSet,
+  isTransport,
   isUuid,
   loadKeyFile,
   tableValue,
   type Transport,
-  TRANSPORTS,
 } from "../fabrics/options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { InputError, readInputText } from "../input.ts";
@@ -176,7 +176,7 @@ export function validateSaved(raw: unknown, where: string): SavedConnection {
     return v;
   };
   const transport = need("transport");
-  if (!(TRANSPORTS as readonly string[]).includes(transport)) {
+  if (!isTransport(transport)) {
     throw new UsageError(`${where}.transport ${quote(transport)} is not supported.`, {
       hint: "Use rdma or tcp.",
     });

@@ -7,7 +7,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { type ConnectOptions, TRANSPORTS } from "../fabrics/options.ts";
+import { type ConnectOptions, isTransport } from "../fabrics/options.ts";
 import {
   connectionKey,
   optionsFromSaved,
@@ -73,7 +73,7 @@ export async function addEntry(
     delete raw[key];
   }
   if (
-    typeof raw.transport !== "string" || !(TRANSPORTS as readonly string[]).includes(raw.transport)
+    typeof raw.transport !== "string" || !isTransport(raw.transport)
   ) {
     out.notes.push(
       `${where}: transport ${quote(raw.transport)} skipped (nvmeof connects rdma and tcp).`,

@@ -6,7 +6,12 @@ import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { connectSubsystem } from "../fabrics/connect.ts";
 import { CONNECT_FLAGS, secretFilesFromFlags } from "../fabrics/flags.ts";
-import { checkNqn, DEFAULT_CTRL_LOSS_TMO, redactedOptionString } from "../fabrics/options.ts";
+import {
+  checkNqn,
+  DEFAULT_CTRL_LOSS_TMO,
+  namespaceQueueText,
+  redactedOptionString,
+} from "../fabrics/options.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { describeSaved, savedFromOptions } from "../persist/connections.ts";
 import { versioned } from "../output/contract.ts";
@@ -16,6 +21,7 @@ import {
   connectText,
   persistEntries,
   progressOf,
+  queuesData,
   savedFile,
 } from "./connect_shared.ts";
 import { connectPathsRun, haText, traddrsOf, withProfile } from "./connect_paths.ts";
@@ -152,12 +158,13 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
         dry_run: true,
         device: `${paths.dev}/nvme-fabrics`,
         option_string: redactedOptionString(opts),
+        ...queuesData(opts),
         ...(persist ? { would_save: persist } : {}),
       });
       return {
         data,
         text: () =>
-          data.option_string +
+          [data.option_string, namespaceQueueText(opts)].filter((l) => l).join("\n") +
           (persist ? `\nwould save: ${describeSaved(persist)} in ${savedFile()}` : ""),
       };
     }

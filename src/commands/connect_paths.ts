@@ -5,7 +5,11 @@ import type { CommandResult, OptionValues, RunContext } from "../cli/command.ts"
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
 import { type ConnectResult, connectSubsystem } from "../fabrics/connect.ts";
 import { secretFilesFromFlags } from "../fabrics/flags.ts";
-import { DEFAULT_CTRL_LOSS_TMO, redactedOptionString } from "../fabrics/options.ts";
+import {
+  DEFAULT_CTRL_LOSS_TMO,
+  namespaceQueueText,
+  redactedOptionString,
+} from "../fabrics/options.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
 import { savedFromOptions } from "../persist/connections.ts";
 import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
@@ -15,6 +19,7 @@ import {
   connectText,
   persistEntries,
   progressOf,
+  queuesData,
   savedFile,
 } from "./connect_shared.ts";
 
@@ -98,12 +103,13 @@ export async function connectPathsRun(
       device: `${paths.dev}/nvme-fabrics`,
       ...(haData ? { ha: haData } : {}),
       option_strings: all.map(redactedOptionString),
+      ...queuesData(all[0]),
       ...(persist ? { would_save: persist } : {}),
     };
     return {
       data,
       text: () =>
-        data.option_strings.join("\n") +
+        [...data.option_strings, namespaceQueueText(all[0])].filter((l) => l).join("\n") +
         (persist ? `\nwould save ${persist.length} paths in ${savedFile()}` : ""),
     };
   }

@@ -3,12 +3,24 @@
  * duplicating it, write the option string, wait for the block devices, and time both steps.
  */
 import { EALREADY, EINVAL } from "../errno.ts";
+import { errnoName, FailureError } from "../errors.ts";
+import { KfsError, writeText } from "../host/kfs.ts";
 import { badTokenFromLog, ConnectError } from "./connect_errors.ts";
-import { rowOfToken } from "./connect_table.ts";
-import { createController, existingControllers, waitReady } from "./controller.ts";
-import { type ConnectOptions, kernelTooOld, runningKernelRelease } from "./options.ts";
+import { CONNECT_OPTIONS, flagLabel, rowOfToken } from "./connect_table.ts";
+import {
+  createController,
+  deleteController,
+  existingControllers,
+  waitReady,
+} from "./controller.ts";
+import {
+  type ConnectOptions,
+  kernelTooOld,
+  namespaceQueueSettings,
+  runningKernelRelease,
+} from "./options.ts";
 import type { FabricsPaths } from "./paths.ts";
-import type { NamespaceInfo } from "./sysfs.ts";
+import { controllerDir, type NamespaceInfo } from "./sysfs.ts";
 
 /** What `nvmeof connect` reports (JSON keys follow sysfs and the option string). */
 export interface ConnectResult {
@@ -27,6 +39,8 @@ export interface ConnectResult {
   /** True when the connection already existed and nothing was written. */
   existing: boolean;
   namespaces: NamespaceInfo[];
+  /** What connect set on each namespace queue (`io_timeout` in ms), when it set something. */
+  namespace_queues?: Record<string, number>;
   /** Milliseconds: the kernel write (connect), and from the call until block devices were visible (ready). */
   timing_ms?: { connect: number; ready: number };
 }
@@ -78,7 +92,9 @@ export async function connectSubsystem(
     progress: options.progress,
     timeoutMs: options.readyTimeoutMs,
   });
+  await setQueueOptions(paths, made.name, ready.namespaces, opts);
   const t2 = performance.now();
+  const queues = namespaceQueueSettings(opts);
   return {
     ...base,
     device: made.name,
@@ -87,8 +103,49 @@ export async function connectSubsystem(
     state: ready.controller.state,
     existing: false,
     namespaces: ready.namespaces,
+    ...(Object.keys(queues).length ? { namespace_queues: queues } : {}),
     timing_ms: { connect: Math.round(t1 - t0), ready: Math.round(t2 - t0) },
   };
+}
+
+/**
+ * The options the option string has no token for (`queueAttr` rows: io_timeout), written to each
+ * namespace queue of the new controller NAME: the per-path device under native multipath
+ * (`nvme1c2n1`), else the namespace's own. A write that fails deletes the controller again, so
+ * that no path is left without what was asked of it.
+ */
+export async function setQueueOptions(
+  paths: FabricsPaths,
+  name: string,
+  namespaces: NamespaceInfo[],
+  opts: ConnectOptions,
+): Promise<void> {
+  for (const [attr, ms] of Object.entries(namespaceQueueSettings(opts))) {
+    const r = CONNECT_OPTIONS.find((r) => r.queueAttr === attr)!;
+    for (const ns of namespaces) {
+      const file = `${controllerDir(paths, name)}/${ns.path ?? ns.name}/queue/${attr}`;
+      try {
+        writeText(file, String(ms));
+      } catch (err) {
+        const e = err instanceof KfsError ? errnoName(err.errno) : (err as Error).message;
+        let undone = `'${name}' was disconnected again`;
+        try {
+          await deleteController(paths, name);
+        } catch (del) {
+          undone = `'${name}' is still connected (deleting it failed: ${(del as Error).message})`;
+        }
+        throw new FailureError(
+          `Cannot set ${
+            flagLabel(r)
+          } on '${name}': writing ${ms} to ${file} failed (${e}); ${undone}.`,
+          {
+            cause: err,
+            hint: `Connect without ${flagLabel(r)}, or check that the kernel has that attribute.`,
+          },
+        );
+      }
+    }
+  }
 }
 
 /**

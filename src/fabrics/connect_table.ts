@@ -24,6 +24,7 @@ export type TableField =
   | "reconnectDelay"
   | "ctrlLossTmo"
   | "fastIoFailTmo"
+  | "ioTimeout"
   | "tos"
   | "duplicateConnect"
   | "disableSqflow"
@@ -62,12 +63,21 @@ export interface ConnectOptionRow {
   /** Other accepted spellings of the long flag. */
   aliases?: readonly string[];
   short?: string;
-  /** The token in the /dev/nvme-fabrics option string. */
+  /**
+   * The token in the /dev/nvme-fabrics option string; for an option set after the connect
+   * (`queueAttr`), the name it is shown under.
+   */
   token: string;
+  /**
+   * For an option the option string has no token for: the attribute of each of the new
+   * controller's namespace queues (`/sys/class/nvme/nvmeN/<namespace>/queue/<attr>`) that
+   * connect writes once the namespaces exist, in milliseconds (the value is seconds).
+   */
+  queueAttr?: string;
   /** The key in /etc/nvmeof/connections.yaml. */
   saved: string;
-  /** The key of a port in nvme-cli's /etc/nvme/config.json. */
-  nvmeCli: string;
+  /** The key of a port in nvme-cli's /etc/nvme/config.json; absent when nvme-cli has no such option. */
+  nvmeCli?: string;
   kind: OptionKind;
   /** The first Linux release whose nvme-fabrics takes the token. */
   since: KernelVersion;
@@ -95,6 +105,11 @@ const HA_KEEP_ALIVE_TMO = 1;
 const HA_RECONNECT_DELAY = 1;
 /** The HA profile's fast_io_fail_tmo, seconds: how long I/O waits when no path is left. */
 const HA_FAST_IO_FAIL_TMO = 30;
+/**
+ * The HA profile's I/O timeout on each path, seconds: how long an I/O waits on a path before the
+ * host gives up on that path and moves its I/O to another (README "High availability").
+ */
+const HA_IO_TIMEOUT = 2;
 
 /** The table, in option-string order. */
 export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
@@ -221,6 +236,20 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     ha: HA_FAST_IO_FAIL_TMO, // with every path down, I/O fails after this, not never
     description:
       "Fail I/O this long after the connection is lost, while reconnecting goes on (kernel default -1: off)",
+  },
+  {
+    field: "ioTimeout",
+    flag: "io-timeout",
+    token: "io_timeout",
+    queueAttr: "io_timeout",
+    saved: "io_timeout",
+    kind: { type: "int", min: 1, max: 4294967, meaning: "seconds an I/O waits on a path" },
+    since: [5, 0],
+    ioOnly: true,
+    value: "SECONDS",
+    ha: HA_IO_TIMEOUT, // a dead path's I/O moves in 2-3 s, not after the keep-alive's second expiry
+    description:
+      "Time out an I/O on this path after this long and recover the path, its I/O moving to another (kernel default 30; nvmeof sets each namespace queue's io_timeout)",
   },
   {
     field: "tos",

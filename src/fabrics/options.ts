@@ -48,6 +48,8 @@ export interface ConnectOptions {
   reconnectDelay?: number;
   ctrlLossTmo?: number;
   fastIoFailTmo?: number;
+  /** Seconds; set on the namespace queues after the connect (not in the option string). */
+  ioTimeout?: number;
   tos?: number;
   duplicateConnect?: boolean;
   disableSqflow?: boolean;
@@ -74,7 +76,7 @@ function tableTokens(o: ConnectOptions): Array<[string, string | undefined]> {
   const out: Array<[string, string | undefined]> = [];
   for (const r of CONNECT_OPTIONS) {
     const v = o[r.field];
-    if (!isSet(r, v)) continue;
+    if (!isSet(r, v) || r.queueAttr) continue;
     out.push([r.token, v === true ? undefined : String(v)]);
   }
   return out;
@@ -89,6 +91,26 @@ export function buildOptionString(o: ConnectOptions): string {
   if (o.hostid !== undefined) t.push(`hostid=${o.hostid}`);
   for (const [k, v] of tableTokens(o)) t.push(v === undefined ? k : `${k}=${v}`);
   return t.join(",");
+}
+
+/**
+ * What connect writes to each namespace queue of the new controller once it is ready (the table's
+ * `queueAttr` rows set in `o`): attribute → value in ms, as sysfs takes it. Empty when none.
+ */
+export function namespaceQueueSettings(o: ConnectOptions): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of CONNECT_OPTIONS) {
+    if (r.queueAttr && isSet(r, o[r.field])) out[r.queueAttr] = Number(o[r.field]) * 1000;
+  }
+  return out;
+}
+
+/** "then on each path's namespace queues: io_timeout=2000 ms", or "" when connect writes none. */
+export function namespaceQueueText(o: ConnectOptions): string {
+  const s = Object.entries(namespaceQueueSettings(o));
+  return s.length
+    ? `then on each path's namespace queues: ${s.map(([k, v]) => `${k}=${v} ms`).join(" ")}`
+    : "";
 }
 
 /** The option string with secrets replaced, safe to print. */
@@ -375,9 +397,11 @@ export function kernelTooOld(
   cause?: unknown,
 ): EnvironmentError {
   return new EnvironmentError(
-    `${flagLabel(r)} needs Linux ≥ ${versionText(r.since)}; this kernel is ${
-      quote(release)
-    } (its nvme-fabrics has no '${r.token}' option).`,
+    `${flagLabel(r)} needs Linux ≥ ${versionText(r.since)}; this kernel is ${quote(release)} (${
+      r.queueAttr
+        ? `its block layer has no queue/${r.queueAttr}`
+        : `its nvme-fabrics has no '${r.token}' option`
+    }).`,
     {
       cause,
       hint: `Drop ${flagLabel(r)}, or connect from a host running Linux ${

@@ -21,7 +21,11 @@ const PORT_KEYS: Record<string, string> = {
   traddr: "traddr",
   trsvcid: "trsvcid",
   host_traddr: "host_traddr",
-  ...Object.fromEntries(CONNECT_OPTIONS.map((r) => [r.nvmeCli, INLINE_SECRET[r.field] ?? r.saved])),
+  ...Object.fromEntries(
+    CONNECT_OPTIONS.flatMap((r) =>
+      r.nvmeCli ? [[r.nvmeCli, INLINE_SECRET[r.field] ?? r.saved]] : []
+    ),
+  ),
 };
 
 /** Parses libnvme's config.json text. */
@@ -153,7 +157,7 @@ export function configJsonOf(list: ConnectOptions[]): unknown[] {
       ...(o.hostTraddr !== undefined ? { host_traddr: o.hostTraddr } : {}),
     };
     for (const r of CONNECT_OPTIONS) {
-      if (r.kind.type === "secret-file" || !isSet(r, o[r.field])) continue;
+      if (r.kind.type === "secret-file" || !r.nvmeCli || !isSet(r, o[r.field])) continue;
       port[r.nvmeCli] = o[r.field];
     }
     s.ports.push(port);

@@ -44,6 +44,7 @@ export interface SavedConnection {
   reconnect_delay?: number;
   ctrl_loss_tmo?: number;
   fast_io_fail_tmo?: number;
+  io_timeout?: number;
   tos?: number;
   duplicate_connect?: boolean;
   disable_sqflow?: boolean;

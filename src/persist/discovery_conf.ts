@@ -40,6 +40,7 @@ const FLAGS: Record<string, FlagTarget> = (() => {
   ];
   for (const [long, short, key] of base) out[long] = out[short] = { key, value: true };
   for (const r of CONNECT_OPTIONS) {
+    if (!r.nvmeCli) continue; // nvmeof's own option: not in nvme-cli's files
     const t = { key: INLINE_SECRET[r.field] ?? r.saved, value: r.kind.type !== "flag" };
     for (const n of [r.nvmeCliFlag ?? r.flag, ...(r.aliases ?? [])]) out[n] = t;
     if (r.short) out[r.short] = t;

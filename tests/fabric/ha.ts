@@ -5,6 +5,7 @@
  * measures with.
  */
 import assert from "node:assert/strict";
+import { haProfile } from "../../src/fabrics/connect_table.ts";
 import { jsonOn, must, on } from "./fabric.ts";
 
 /** scripts/bench_ha.sh's guest helpers. */
@@ -35,10 +36,13 @@ export interface Rig {
   up(): Promise<string>;
   /** Undoes up (never throws). */
   down(): Promise<void>;
+  /** The io_timeout (ms) each path's namespace queue must have once connected, when one is set. */
+  ioTimeoutMs?: number;
 }
 
 /** bench_ha.sh's target (two rdma ports) and host1 connected by `nvmeof connect -a A -a B`. */
 export const BENCH_RIG: Rig = {
+  ioTimeoutMs: haProfile().ioTimeout! * 1000,
   async up() {
     await must("target", `${BENCH} target_up`);
     return (await must("host1", `${BENCH} host_connect nvmeof numa`)).trim();
@@ -74,6 +78,17 @@ export async function failover(
       `${BENCH} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/state)"; done`,
     );
     assert.deepEqual(before.trim().split("\n").sort(), ["10.78.0.1 live", "10.78.1.1 live"]);
+    if (rig.ioTimeoutMs !== undefined) {
+      // The I/O timeout connect set on each path's namespace queue, as the kernel reads it back.
+      const t = await must(
+        "host1",
+        `${BENCH} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/nvme*c*n1/queue/io_timeout)"; done`,
+      );
+      assert.deepEqual(t.trim().split("\n").sort(), [
+        `10.78.0.1 ${rig.ioTimeoutMs}`,
+        `10.78.1.1 ${rig.ioTimeoutMs}`,
+      ]);
+    }
     const work = `/tmp/ha_test/${tag}`;
     await must("host1", `rm -rf ${work}; ${BENCH} io_start ${dev} ${work} 400`);
     await new Promise((r) => setTimeout(r, 8000));

@@ -188,7 +188,7 @@ export const CONNECT_OPTIONS: readonly ConnectOptionRow[] = [
     kind: { type: "int", min: 0, max: 65535, meaning: "seconds, 0 = no keep-alive" },
     since: [4, 8],
     value: "SECONDS",
-    ha: HA_KEEP_ALIVE_TMO, // a dead path is noticed in 2-3 s instead of 10-15 s
+    ha: HA_KEEP_ALIVE_TMO, // a dead path, busy or idle, is noticed in 2-3 s instead of 10-15 s
     description: "Keep-alive timeout (kernel default 5; 0 = none)",
   },
   {

@@ -187,12 +187,15 @@ g_busy_link() {
 }
 
 # A blackhole on this node's LINK (on) or its end (off): every packet in or out dropped, carrier
-# up. Prints this node's clock when it took effect. The rules go in one tc batch: three tc
-# processes took seconds each on a starved guest, and with only the outgoing rule in place the
-# storage server's keep-alive expired and its disconnect still reached this node, a different fault.
+# up. Prints this node's clock when the fault began (before the rules go in: on a starved guest
+# the batch itself has taken over a second, with the first rule dropping packets all along) or
+# ended (after the rules are gone). The rules go in one tc batch: three tc processes took seconds
+# each on a starved guest, and with only the outgoing rule in place the storage server's
+# keep-alive expired and its disconnect still reached this node, a different fault.
 g_blackhole() {
   local dev=fab$1
   if [ "$2" = on ]; then
+    echo "$EPOCHREALTIME"
     tc -batch - <<EOF2
 qdisc replace dev $dev root netem loss 100%
 qdisc replace dev $dev ingress
@@ -200,8 +203,8 @@ filter replace dev $dev ingress pref 1 matchall action drop
 EOF2
   else
     printf 'qdisc del dev %s ingress\nqdisc del dev %s root\n' "$dev" "$dev" | tc -batch -
+    echo "$EPOCHREALTIME"
   fi
-  echo "$EPOCHREALTIME"
 }
 
 # Port ID's ANA group 1 (the kernel's default group, which holds the namespace) to STATE, the way

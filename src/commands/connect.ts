@@ -9,6 +9,7 @@ import { CONNECT_FLAGS, secretFilesFromFlags } from "../fabrics/flags.ts";
 import {
   checkNqn,
   DEFAULT_CTRL_LOSS_TMO,
+  namespaceQueuesData,
   namespaceQueueText,
   redactedOptionString,
 } from "../fabrics/options.ts";
@@ -21,7 +22,6 @@ import {
   connectText,
   persistEntries,
   progressOf,
-  queuesData,
   savedFile,
 } from "./connect_shared.ts";
 import { connectPathsRun, haText, traddrsOf, withProfile } from "./connect_paths.ts";
@@ -158,7 +158,7 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
         dry_run: true,
         device: `${paths.dev}/nvme-fabrics`,
         option_string: redactedOptionString(opts),
-        ...queuesData(opts),
+        ...namespaceQueuesData(opts),
         ...(persist ? { would_save: persist } : {}),
       });
       return {

@@ -7,6 +7,7 @@ import { type ConnectResult, connectSubsystem } from "../fabrics/connect.ts";
 import { secretFilesFromFlags } from "../fabrics/flags.ts";
 import {
   DEFAULT_CTRL_LOSS_TMO,
+  namespaceQueuesData,
   namespaceQueueText,
   redactedOptionString,
 } from "../fabrics/options.ts";
@@ -19,7 +20,6 @@ import {
   connectText,
   persistEntries,
   progressOf,
-  queuesData,
   savedFile,
 } from "./connect_shared.ts";
 
@@ -103,7 +103,7 @@ export async function connectPathsRun(
       device: `${paths.dev}/nvme-fabrics`,
       ...(haData ? { ha: haData } : {}),
       option_strings: all.map(redactedOptionString),
-      ...queuesData(all[0]),
+      ...namespaceQueuesData(all[0]),
       ...(persist ? { would_save: persist } : {}),
     };
     return {

@@ -10,7 +10,7 @@ import {
   checkKernelOptions,
   checkTransportOptions,
   type ConnectOptions,
-  namespaceQueueSettings,
+  queueSettingsText,
   runningKernelRelease,
 } from "../fabrics/options.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
@@ -66,20 +66,8 @@ export function connectText(r: ConnectResult): string {
       `(cntlid ${r.cntlid}, ready in ${r.timing_ms?.ready ?? "?"} ms)`;
   const lines = r.namespaces.map((n) => `${n.device}  nsid ${n.nsid}  ${humanSize(n.size)}`);
   if (r.namespaces.length === 0) lines.push("(the subsystem exports no namespaces)");
-  if (r.namespace_queues) {
-    lines.push(
-      `namespace queues: ${
-        Object.entries(r.namespace_queues).map(([k, v]) => `${k}=${v} ms`).join(" ")
-      }`,
-    );
-  }
+  if (r.namespace_queues) lines.push(`namespace queues: ${queueSettingsText(r.namespace_queues)}`);
   return [head, ...lines].join("\n");
-}
-
-/** A dry run's `namespace_queues` (what connect would set on each namespace queue), if any. */
-export function queuesData(o: ConnectOptions): { namespace_queues?: Record<string, number> } {
-  const q = namespaceQueueSettings(o);
-  return Object.keys(q).length ? { namespace_queues: q } : {};
 }
 
 export function savedFile(): string {

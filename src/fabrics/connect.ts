@@ -16,6 +16,7 @@ import {
 import {
   type ConnectOptions,
   kernelTooOld,
+  namespaceQueuesData,
   namespaceQueueSettings,
   runningKernelRelease,
 } from "./options.ts";
@@ -94,7 +95,6 @@ export async function connectSubsystem(
   });
   await setQueueOptions(paths, made.name, ready.namespaces, opts);
   const t2 = performance.now();
-  const queues = namespaceQueueSettings(opts);
   return {
     ...base,
     device: made.name,
@@ -103,7 +103,7 @@ export async function connectSubsystem(
     state: ready.controller.state,
     existing: false,
     namespaces: ready.namespaces,
-    ...(Object.keys(queues).length ? { namespace_queues: queues } : {}),
+    ...namespaceQueuesData(opts),
     timing_ms: { connect: Math.round(t1 - t0), ready: Math.round(t2 - t0) },
   };
 }

@@ -105,11 +105,24 @@ export function namespaceQueueSettings(o: ConnectOptions): Record<string, number
   return out;
 }
 
+/** `namespace_queues` (what connect sets on each namespace queue) for a result, if any. */
+export function namespaceQueuesData(
+  o: ConnectOptions,
+): { namespace_queues?: Record<string, number> } {
+  const q = namespaceQueueSettings(o);
+  return Object.keys(q).length ? { namespace_queues: q } : {};
+}
+
+/** "io_timeout=2000 ms": namespace queue settings as the text output says them. */
+export function queueSettingsText(settings: Record<string, number>): string {
+  return Object.entries(settings).map(([k, v]) => `${k}=${v} ms`).join(" ");
+}
+
 /** "then on each path's namespace queues: io_timeout=2000 ms", or "" when connect writes none. */
 export function namespaceQueueText(o: ConnectOptions): string {
-  const s = Object.entries(namespaceQueueSettings(o));
-  return s.length
-    ? `then on each path's namespace queues: ${s.map(([k, v]) => `${k}=${v} ms`).join(" ")}`
+  const s = namespaceQueueSettings(o);
+  return Object.keys(s).length
+    ? `then on each path's namespace queues: ${queueSettingsText(s)}`
     : "";
 }
 

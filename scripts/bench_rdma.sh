@@ -17,13 +17,18 @@
 # Environment: ADDR (default 10.77.0.1), ITERS (latency iterations, default 5000: the median
 # must not be taken over the JIT's warm-up), SIZES (latency sizes, default "2 64 4096"), BW_ITERS
 # (default 2000; 0 skips the bandwidth row), ROUNDS (default 5), NVMEOF (the launcher to measure,
-# default scripts/nvmeof: another checkout's, to compare two versions in one lab run).
+# default scripts/nvmeof: another checkout's, to compare two versions in one lab run), WARMUP
+# (nvmeof's untimed iterations before its timed ones, default 50000: the runtime compiles a
+# function on the loop's thread when its calls cross a tier's count, 400 and then 3000, and the
+# ping's completion checks run once per 16 iterations; before that count, those compiles land
+# in the timed loop as iterations of 10-100 ms, traced in the lab with V8's --trace-opt).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 BW_ITERS="${BW_ITERS:-2000}"
 ROUNDS="${ROUNDS:-5}"
+WARMUP="${WARMUP:-50000}"
 SIZES="${SIZES:-2 64 4096}"
 N="${NVMEOF:-scripts/nvmeof}"
 . scripts/bench/rdma_lib.sh

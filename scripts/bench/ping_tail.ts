@@ -193,7 +193,9 @@ async function main(): Promise<void> {
       warmup: Number(warmup ?? 0),
       timeoutMs: 60000,
       trace: new Trace(false),
-      onSample: (t0, ms) => samples.push([abs(t0), ms]),
+      onSample: (t0, ms, k) => {
+        if (k >= 0) samples.push([abs(t0), ms]);
+      },
       onTurn: turnInto(rec),
     });
     rec.samples = samples;

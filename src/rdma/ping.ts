@@ -72,10 +72,12 @@ export interface PingOptions {
   trace: Trace;
   cancel?: Canceller;
   /**
-   * Told each iteration's start (performance.now()) and time in ms, as it is taken: for
-   * measurements of where the tail comes from (scripts/bench/ping_tail.ts).
+   * Told each iteration's start (performance.now()), time in ms and index among the timed ones
+   * (`k`; negative for a warm-up iteration), as it is taken: for measurements of where the tail
+   * comes from (scripts/bench/ping_tail.ts). Warm-up iterations are told too, so the code that
+   * tells is the same on both sides of the warm-up.
    */
-  onSample?: (start: number, ms: number) => void;
+  onSample?: (start: number, ms: number, k: number) => void;
   /** Told when each event-loop turn of the spinning loop began and ended (performance.now()). */
   onTurn?: (start: number, end: number) => void;
 }
@@ -248,11 +250,14 @@ async function runClientLoop(
     ep.qp.postSend(wr.address);
     wait = spin.until(answered, what, i, pace);
     if (wait) await wait;
-    if (i >= warmup) {
-      const ms = performance.now() - t0;
-      samples[i - warmup] = ms;
-      o.onSample?.(t0, ms);
-    }
+    // A warm-up iteration runs the same code as a timed one: its time goes to slot 0, which
+    // timed iteration 0 overwrites. A path first taken at the first timed iteration had the
+    // runtime deoptimize this function and compile it again there: an iteration of 11-13 ms
+    // under emulation (scripts/bench_ping_jit.sh).
+    const ms = performance.now() - t0;
+    const k = i - warmup;
+    samples[k < 0 ? 0 : k] = ms;
+    o.onSample?.(t0, ms, k);
     const bad = firstDifference(got[slot], expect);
     if (bad >= 0) {
       throw new FailureError(

@@ -191,13 +191,22 @@ async function runClientLoop(
   const expected = payloads(size);
   const pat = pattern(size);
   const got = [rx.bytes.subarray(0, size), rx.bytes.subarray(size, 2 * size)];
-  // A read sets up its WR each iteration (its source moves with shift(i)).
-  const readWr = new WorkRequest("send");
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
   rwr.forEach((r, s) => r.local(s, rx, s * size, size));
   if (op === "read" && peer.len < size + 251) {
     throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
   }
+  // A read's WR per slot is built once; an iteration only moves its source, shift(i) bytes into
+  // the server's pattern, to an address made here (no BigInt made per iteration).
+  const readWrs = [0, 1].map((s) =>
+    new WorkRequest("send").local(s, rx, s * size, size).op(
+      IBV_WR.RDMA_READ,
+      IBV_SEND.SIGNALED,
+      peer.addr,
+      peer.rkey,
+    )
+  );
+  const readFrom = expected.map((_, from) => peer.addr + BigInt(from));
   const inline = op !== "read" && isInline(ep, size);
   const sends = op === "read"
     ? [[], []]
@@ -224,12 +233,8 @@ async function runClientLoop(
     bytes[last] = want ^ 0xff;
     let wr: WorkRequest;
     if (op === "read") {
-      wr = readWr.local(i, rx, off, size).op(
-        IBV_WR.RDMA_READ,
-        IBV_SEND.SIGNALED,
-        peer.addr + BigInt(from),
-        peer.rkey,
-      );
+      wr = readWrs[slot];
+      wr.setRemote(readFrom[from]);
       spin.signalled++;
     } else {
       const signal = signalled(inline, i, total);

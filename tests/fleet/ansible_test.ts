@@ -202,6 +202,17 @@ Deno.test("ansible: up, idempotent, check mode with diff, absent, and a host tha
       `${REFERRAL} 4420 1`,
       "the spec's referral is on the storage server's port",
     );
+    for (const node of ["host1", "host2"] as const) {
+      assert.equal(
+        (await must(
+          node,
+          // A path's namespace: nvmeXcYn1 under native multipath, else nvmeXn1.
+          "for f in /sys/class/nvme/nvme*/nvme*n1/queue/io_timeout; do cat $f; done | sort -u",
+        )).trim(),
+        "2000",
+        `${node}: site.yml's io_timeout (2 s) on its path's namespace queue, as the kernel reads it`,
+      );
+    }
 
     // 2. The same playbook again: changed=0 on every host.
     const again = await c.play("site.yml");

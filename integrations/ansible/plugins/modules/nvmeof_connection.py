@@ -70,6 +70,13 @@ options:
   keep_alive_tmo:
     description: Keep-alive timeout in seconds.
     type: int
+  io_timeout:
+    description:
+      - I/O timeout in seconds of each path's namespace queues (C(connect --io-timeout)), set when
+        the path is connected. A path that stops answering then fails its I/O over to another
+        path after this long, rather than after its keep-alive timed out twice (C(2) is the HA
+        profile's). A path connected already keeps its own.
+    type: int
   nr_io_queues:
     description: Number of I/O queues.
     type: int
@@ -104,6 +111,7 @@ EXAMPLES = r"""
       - traddr: 192.168.101.10
     ctrl_loss_tmo: -1
     fast_io_fail_tmo: 5
+    io_timeout: 2
     persist: true
 
 - name: Disconnect it
@@ -136,6 +144,7 @@ FLAGS = [
     ("reconnect_delay", "--reconnect-delay"),
     ("fast_io_fail_tmo", "--fast-io-fail-tmo"),
     ("keep_alive_tmo", "--keep-alive-tmo"),
+    ("io_timeout", "--io-timeout"),
     ("nr_io_queues", "--nr-io-queues"),
     ("queue_size", "--queue-size"),
     ("hostnqn", "--hostnqn"),
@@ -229,6 +238,7 @@ def main():
             reconnect_delay=dict(type="int"),
             fast_io_fail_tmo=dict(type="int"),
             keep_alive_tmo=dict(type="int"),
+            io_timeout=dict(type="int"),
             nr_io_queues=dict(type="int"),
             queue_size=dict(type="int"),
             hostnqn=dict(type="str"),

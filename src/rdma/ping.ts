@@ -198,15 +198,14 @@ async function runClientLoop(
   }
   // A read's WR per slot is built once; an iteration only moves its source, shift(i) bytes into
   // the server's pattern, to an address made here (no BigInt made per iteration).
-  const readWrs = [0, 1].map((s) =>
-    new WorkRequest("send").local(s, rx, s * size, size).op(
-      IBV_WR.RDMA_READ,
-      IBV_SEND.SIGNALED,
-      peer.addr,
-      peer.rkey,
+  const reading = op === "read";
+  const readWrs = reading
+    ? [0, 1].map((s) =>
+      new WorkRequest("send").local(s, rx, s * size, size)
+        .op(IBV_WR.RDMA_READ, IBV_SEND.SIGNALED, peer.addr, peer.rkey)
     )
-  );
-  const readFrom = expected.map((_, from) => peer.addr + BigInt(from));
+    : [];
+  const readFrom = reading ? expected.map((_, from) => peer.addr + BigInt(from)) : [];
   const inline = op !== "read" && isInline(ep, size);
   const sends = op === "read"
     ? [[], []]

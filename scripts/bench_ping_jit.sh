@@ -33,9 +33,9 @@ for run in $(seq 1 "$RUNS"); do
     scripts/bench/ping_jit.ts "$ADDR" "$port" "$ITERS" "$WARMUP" "$SIZE" >"$work/client.out" 2>&1 ||
     { cat "$work/client.out" >&2; exit 1; }
   echo "---- run $run: write $SIZE B × $ITERS after $WARMUP untimed, V8 flags $flags"
-  sed -n '/timed loop begins/,/timed loop ends/p' "$work/client.out" |
-    grep -v '^\[marking\|^\[compiling' | sed -E 's/\(sfi = [^)]*\)//; s/ 0x[0-9a-f]+//g' | cut -c1-200
   inside=$(sed -n '/timed loop begins/,/timed loop ends/p' "$work/client.out")
+  grep -v '^\[marking\|^\[compiling' <<<"$inside" | sed -E 's/\(sfi = [^)]*\)//; s/ 0x[0-9a-f]+//g' |
+    cut -c1-200
   echo "in the timed loop: compiles $(grep -c '^\[completed compiling' <<<"$inside")," \
     "deoptimizations $(grep -c '^\[bailout' <<<"$inside"), GCs $(grep -c ' ms: \(Scavenge\|Mark-Compact\)' <<<"$inside")," \
     "event-loop turns $(grep -c 'event-loop turn' <<<"$inside"), iterations over 2 ms $(grep -c 'took .* ms$' <<<"$inside")"

@@ -223,6 +223,9 @@ async function runClientLoop(
   const pace = op === "write" ? POLL_MEMORY : REAP_EVERY_SPIN;
   let wait: Promise<void> | undefined;
   for (let i = 0; i < total; i++) {
+    // The event loop's turns come here, between round trips, not inside a timed one.
+    wait = spin.between();
+    if (wait) await wait;
     const slot = i & 1;
     const off = slot * size;
     const from = shift(i);

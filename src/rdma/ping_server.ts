@@ -201,6 +201,9 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   let wait: Promise<void> | undefined;
   let verified = 0;
   for (let i = 0; i < total; i++) {
+    // The event loop's turns come here, between iterations (a long wait still takes them too).
+    wait = spin.between();
+    if (wait) await wait;
     const slot = i & 1;
     const from = shift(i);
     const signal = signalled(inline, i, total);

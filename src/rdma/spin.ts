@@ -28,6 +28,8 @@ const CHECK_MS = 50;
  * (in the lab under load one took tens of ms, the peer waiting all the while), so fewer than checks.
  */
 const TURN_MS = 250;
+/** How many iterations apart `between` reads the clock (a power of two). */
+const BETWEEN_EVERY = 64;
 
 /** What a Spinner watches for. */
 export interface SpinOptions {
@@ -59,6 +61,7 @@ export class Spinner {
   #deadline = 0;
   #nextCheck = 0;
   #turnDue = 0;
+  #between = 0;
   #moved = true;
   readonly #conn: Connection;
   readonly #options: SpinOptions;
@@ -66,6 +69,20 @@ export class Spinner {
   constructor(conn: Connection, options: SpinOptions) {
     this.#conn = conn;
     this.#options = options;
+  }
+
+  /**
+   * Between two iterations: every BETWEEN_EVERY calls, the event-loop turn when one is due
+   * (undefined when none is). A loop that calls this before each timed round trip takes its
+   * turns there, outside the round trips (and with them whatever the runtime does when the
+   * awaiting function resumes); a wait that runs long still takes them in `until`. It also keeps
+   * signals (Ctrl-C) handled in a run whose waits never run long enough to yield.
+   */
+  between(): Promise<void> | undefined {
+    if ((++this.#between & (BETWEEN_EVERY - 1)) !== 0) return undefined;
+    const now = performance.now();
+    if (now < this.#turnDue) return undefined;
+    return this.#turn(now).then(() => this.#options.cancel?.check());
   }
 
   /** The loop moved on (no clock read: the next check restarts the no-progress bound). */
@@ -154,6 +171,11 @@ export class Spinner {
       );
     }
     if (now < this.#turnDue) return undefined;
+    return this.#turn(now);
+  }
+
+  /** One event-loop turn, the next one due TURN_MS after `now`. */
+  #turn(now: number): Promise<void> {
     this.#turnDue = now + TURN_MS;
     const { onTurn } = this.#options;
     return onTurn ? nextTurn().then(() => onTurn(now, performance.now())) : nextTurn();

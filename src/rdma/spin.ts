@@ -57,6 +57,11 @@ export class Spinner {
   /** Signalled send-side WRs posted so far (`sends` catches up with it). */
   signalled = 0;
   readonly #drained = () => this.sends >= this.signalled;
+  // Made once: an arrow written in a method called every iteration costs an allocation per call.
+  readonly #countSignalled = () => {
+    this.signalled++;
+  };
+  readonly #checkCancel = () => this.#options.cancel?.check();
   #spins = 0;
   #deadline = 0;
   #nextCheck = 0;
@@ -82,7 +87,7 @@ export class Spinner {
     if ((++this.#between & (BETWEEN_EVERY - 1)) !== 0) return undefined;
     const now = performance.now();
     if (now < this.#turnDue) return undefined;
-    return this.#turn(now).then(() => this.#options.cancel?.check());
+    return this.#turn(now).then(this.#checkCancel);
   }
 
   /** The loop moved on (no clock read: the next check restarts the no-progress bound). */
@@ -120,9 +125,7 @@ export class Spinner {
       this.signalled++;
       return undefined;
     }
-    return wait.then(() => {
-      this.signalled++;
-    });
+    return wait.then(this.#countSignalled);
   }
 
   /**
@@ -141,9 +144,26 @@ export class Spinner {
       this.reap();
       if ((this.#spins & pace.yieldMask) !== 0) continue;
       const y = this.#slow(what, i);
-      if (y) return y.then(() => this.until(done, what, i, pace));
+      if (y) return this.#after(y, done, what, i, pace);
     }
     return undefined;
+  }
+
+  /**
+   * The rest of a wait that yielded. Its own method: a closure in `until` would have the runtime
+   * allocate a context for the captured arguments on every call, the fast ones too, and that
+   * garbage is what the collector later stops a spinning loop for: in the lab the ping server
+   * grew its heap by 470-640 KiB/s and collected 5 times (2-7 ms each) in a 40000-iteration
+   * ping; with the closures out of the per-iteration methods, 34-50 KiB/s and not once.
+   */
+  #after(
+    y: Promise<void>,
+    done: () => boolean,
+    what: string,
+    i: number,
+    pace: Pace,
+  ): Promise<void> {
+    return y.then(() => this.until(done, what, i, pace));
   }
 
   /** Every few hundred spins: a promise to await when the loop should yield. */

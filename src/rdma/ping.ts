@@ -193,12 +193,12 @@ async function runClientLoop(
   const got = [rx.bytes.subarray(0, size), rx.bytes.subarray(size, 2 * size)];
   const rwr = [new WorkRequest("recv"), new WorkRequest("recv")];
   rwr.forEach((r, s) => r.local(s, rx, s * size, size));
-  if (op === "read" && peer.len < size + 251) {
+  const reading = op === "read";
+  if (reading && peer.len < size + 251) {
     throw new FailureError(`The server's buffer (${peer.len} bytes) is smaller than needed.`);
   }
   // A read's WR per slot is built once; an iteration only moves its source, shift(i) bytes into
   // the server's pattern, to an address made here (no BigInt made per iteration).
-  const reading = op === "read";
   const readWrs = reading
     ? [0, 1].map((s) =>
       new WorkRequest("send").local(s, rx, s * size, size)
@@ -206,20 +206,18 @@ async function runClientLoop(
     )
     : [];
   const readFrom = reading ? expected.map((_, from) => peer.addr + BigInt(from)) : [];
-  const inline = op !== "read" && isInline(ep, size);
-  const sends = op === "read"
-    ? [[], []]
-    : slotSends(ep, tx!, size, op === "write" ? peer : undefined);
+  const inline = !reading && isInline(ep, size);
+  const sends = reading ? [[], []] : slotSends(ep, tx!, size, op === "write" ? peer : undefined);
   // What ends the timed wait: write spins on the echo's last byte, read on its completion, send
   // on the echo's receive; the state they read is set per iteration.
   const bytes = rx.bytes;
   let last = 0, want = 0, sendsBefore = 0, recvsBefore = 0;
   const answered = op === "write"
     ? () => Atomics.load(bytes, last) === want
-    : op === "read"
+    : reading
     ? () => spin.sends !== sendsBefore
     : () => spin.recvs !== recvsBefore;
-  const what = op === "read" ? "the read completion" : "the echo";
+  const what = reading ? "the read completion" : "the echo";
   const pace = op === "write" ? POLL_MEMORY : REAP_EVERY_SPIN;
   let wait: Promise<void> | undefined;
   for (let i = 0; i < total; i++) {
@@ -234,7 +232,7 @@ async function runClientLoop(
     want = pat[from + size - 1];
     bytes[last] = want ^ 0xff;
     let wr: WorkRequest;
-    if (op === "read") {
+    if (reading) {
       wr = readWrs[slot];
       wr.setRemote(readFrom[from]);
       spin.signalled++;

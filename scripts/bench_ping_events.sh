@@ -22,11 +22,7 @@ find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: sc
 . scripts/bench/rdma_lib.sh
 command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get install perftest)"
 work=$(mktemp -d)
-port=$((7300 + RANDOM % 500))
-scripts/nvmeof rdma ping --server -a "$ADDR" -p "$port" 2>"$work/server.err" &
-sp=$!
-trap 'kill $sp 2>/dev/null; rm -rf "$work"' EXIT
-wait_listening "$work/server.err" || die "the nvmeof ping server did not listen: $(cat "$work/server.err")"
+ping_server_up "$work"
 deno_run() { "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$@"; }
 echo "write $SIZE B, $ITERS iterations a run (nvmeof after $WARMUP untimed); round trips in µs"
 for r in $(seq 1 "$ROUNDS"); do

@@ -21,11 +21,7 @@ find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: sc
 . scripts/bench/rdma_lib.sh
 command -v stdbuf >/dev/null || die "stdbuf (coreutils) is missing"
 work=$(mktemp -d)
-port=$((7300 + RANDOM % 500))
-scripts/nvmeof rdma ping --server -a "$ADDR" -p "$port" 2>"$work/server.err" &
-sp=$!
-trap 'kill $sp 2>/dev/null; rm -rf "$work"' EXIT
-wait_listening "$work/server.err" || { cat "$work/server.err" >&2; exit 1; }
+ping_server_up "$work"
 flags="$NVMEOF_V8_FLAGS,--trace-opt,--trace-deopt,--trace-gc"
 for run in $(seq 1 "$RUNS"); do
   # V8 prints its traces through C stdio: line-buffered, they stay in order with the markers.

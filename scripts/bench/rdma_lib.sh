@@ -36,3 +36,15 @@ wait_listening() {
   done
   return 1
 }
+
+# ping_server_up WORK: starts `scripts/nvmeof rdma ping --server` on ADDR and a random port in the
+# background (its log in WORK/server.err), sets port and sp (its PID), stops it and removes WORK on
+# exit, and waits until it listens (else dies with its log). Needs scripts/lib.sh (die).
+ping_server_up() {
+  port=$((7300 + RANDOM % 500))
+  scripts/nvmeof rdma ping --server -a "$ADDR" -p "$port" 2>"$1/server.err" &
+  sp=$!
+  # shellcheck disable=SC2064 # the PID and directory are fixed now
+  trap "kill $sp 2>/dev/null; rm -rf '$1'" EXIT
+  wait_listening "$1/server.err" || die "the nvmeof ping server did not listen: $(cat "$1/server.err")"
+}

@@ -202,7 +202,13 @@ qdisc replace dev $dev ingress
 filter replace dev $dev ingress pref 1 matchall action drop
 EOF2
   else
-    printf 'qdisc del dev %s ingress\nqdisc del dev %s root\n' "$dev" "$dev" | tc -batch -
+    # -force: the second delete is tried even when the first fails. The fault is gone only when
+    # neither qdisc is left; otherwise say what is (a caller carrying on would test a cut link).
+    printf 'qdisc del dev %s ingress\nqdisc del dev %s root\n' "$dev" "$dev" | tc -force -batch - 2>/dev/null
+    if tc qdisc show dev "$dev" | grep -qE 'netem|ingress'; then
+      echo "blackhole off: $dev still has: $(tc qdisc show dev "$dev" | tr '\n' ';')" >&2
+      return 1
+    fi
     echo "$EPOCHREALTIME"
   fi
 }

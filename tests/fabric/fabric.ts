@@ -169,3 +169,75 @@ export async function setMtu(node: Node, link: 0 | 1, mtu: number): Promise<Faul
     `for p in /sys/class/net/fab${link}/brif/*; do [ -e "$p" ] && ip link set "\${p##*/}" mtu ${m}; done; ip link set fab${link} mtu ${m}`;
   return fault(node, set(String(mtu)), set(before));
 }
+
+/**
+ * What is wrong with NODE's links, a line each; none when both are as a boot leaves them: no
+ * qdisc a fault puts there (netem, ingress), each rxe port ACTIVE, and the target answering
+ * pings on each link.
+ */
+export async function linkProblems(node: Node): Promise<string[]> {
+  const checks = ([0, 1] as const).map((l) => {
+    const t = addr("target", l);
+    return [
+      `q=$(tc qdisc show dev fab${l} | grep -E 'netem|ingress' | tr '\\n' ';')`,
+      `[ -z "$q" ] || echo "fab${l} still has a fault's qdisc: $q"`,
+      `rdma link show rxe${l}/1 | grep -q 'state ACTIVE' || echo "rxe${l}: $(rdma link show rxe${l}/1)"`,
+      `ping -c 3 -W 2 -I fab${l} ${t} >/dev/null 2>&1 || echo "no ping reply from ${t} on fab${l}"`,
+    ].join("; ");
+  });
+  const r = await on(node, checks.join("; "), { timeout: 60 });
+  if (r.code !== 0) return [`the link check on ${node} failed (exit ${r.code}): ${r.stderr}`];
+  return r.stdout.split("\n").filter((s) => s !== "");
+}
+
+/** NODE's and the target's view of the links, for an error message. */
+async function linkState(node: Node): Promise<string> {
+  const script =
+    "for l in 0 1; do tc qdisc show dev fab$l; done; ip neigh show; rdma link; dmesg | tail -15";
+  const parts = [];
+  for (const n of new Set<Node>([node, "target"])) {
+    const r = await on(n, script, { timeout: 60 });
+    parts.push(`--- ${n}\n${r.stdout}${r.stderr}`);
+  }
+  return parts.join("\n");
+}
+
+/**
+ * Puts NODE's links back when a test left them other than a boot does, so the tests after it run
+ * on a sound fabric: clears the fault's qdiscs and both ends' neighbour caches, then, if that is
+ * not enough, pulls and restores the cable at both ends. Resolves to undefined when nothing was
+ * wrong; otherwise to an error naming what was found, whether the links came back, and both
+ * nodes' state as found.
+ */
+export async function restoreLinks(node: Node): Promise<Error | undefined> {
+  const found = await linkProblems(node);
+  if (found.length === 0) return undefined;
+  const state = await linkState(node);
+  const flush = "for l in 0 1; do ip neigh flush dev fab$l; done";
+  await on(
+    node,
+    `for l in 0 1; do tc qdisc del dev fab$l root; tc qdisc del dev fab$l ingress; done 2>/dev/null; ${flush}`,
+  );
+  await on("target", flush);
+  let left = await linkProblems(node);
+  for (let k = 0; k < 2 && left.length > 0; k++) {
+    for (const l of [0, 1] as const) {
+      await setLink("target", l, false, node).catch(() => {});
+      await setLink(node, l, false).catch(() => {});
+      await setLink("target", l, true, node).catch(() => {});
+      await setLink(node, l, true).catch(() => {});
+    }
+    await new Promise((r) => setTimeout(r, 10_000));
+    left = await linkProblems(node);
+  }
+  const outcome = left.length === 0
+    ? "Put back (qdiscs, neighbour caches, carrier); the tests after this one run on a sound fabric."
+    : `Still wrong after clearing the qdiscs and neighbour caches and pulling the cables: ${
+      left.join("; ")
+    }.`;
+  return new Error(
+    `${node}'s links were not as a boot leaves them after the test: ${
+      found.join("; ")
+    }. ${outcome}\n${state}`,
+  );
+}

@@ -10,10 +10,12 @@ import {
   boot,
   dropIncoming,
   hostnqnOf,
+  linkProblems,
   must,
   netem,
   on,
   powerCut,
+  restoreLinks,
   run,
   setLink,
 } from "./fabric.ts";
@@ -142,4 +144,26 @@ Deno.test("fabric: a blackhole keeps the carrier but drops every packet; a firew
   } finally {
     await fw.undo();
   }
+});
+
+Deno.test("fabric: a blackhole a test left behind is found, named and put back by restoreLinks", async () => {
+  assert.deepEqual(await linkProblems("host1"), []);
+  await must("host1", "scripts/bench_ha.sh guest blackhole 0 on");
+  let err: Error | undefined;
+  try {
+    assert.deepEqual(await linkProblems("host1"), [
+      "fab0 still has a fault's qdisc: " +
+      (await must("host1", "tc qdisc show dev fab0 | grep -E 'netem|ingress' | tr '\\n' ';'"))
+        .trim(),
+      "no ping reply from 10.78.0.1 on fab0",
+    ]);
+  } finally {
+    err = await restoreLinks("host1");
+  }
+  assert.ok(err, "restoreLinks saw nothing wrong");
+  assert.match(err.message, /^host1's links were not as a boot leaves them after the test: fab0/);
+  assert.match(err.message, /Put back \(qdiscs, neighbour caches, carrier\)/);
+  assert.match(err.message, /--- host1\n/);
+  assert.deepEqual(await linkProblems("host1"), []);
+  assert.equal(await restoreLinks("host1"), undefined);
 });

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { haProfile } from "../../src/fabrics/connect_table.ts";
-import { jsonOn, must, on } from "./fabric.ts";
+import { jsonOn, must, on, restoreLinks } from "./fabric.ts";
 
 /** scripts/bench_ha.sh's guest helpers. */
 export const BENCH = "scripts/bench_ha.sh guest";
@@ -61,7 +61,8 @@ export async function hostClock(): Promise<string> {
 /**
  * One run: RIG up, fio on the head, FAULT on the link of the path carrying the I/O (it returns
  * host1's clock when the fault began and ended, or "carrier"), fio until that path is live again
- * plus 10 s, the figures, then AFTER (while still connected). Always tears down.
+ * plus 10 s, the figures, then AFTER (while still connected). Always tears down, and puts host1's
+ * links back when the fault outlived the run (failing the run).
  */
 export async function failover(
   tag: string,
@@ -69,6 +70,8 @@ export async function failover(
   fault: (link: 0 | 1) => Promise<[string, string]>,
   options: { after?: () => Promise<void> } = {},
 ): Promise<Report & { link: 0 | 1 }> {
+  let result: (Report & { link: 0 | 1 }) | undefined;
+  let links: Error | undefined;
   try {
     const dev = await rig.up();
     assert.match(dev, /^\/dev\/nvme\d+n1$/);
@@ -101,11 +104,17 @@ export async function failover(
     ) as Report;
     console.log(`${tag}: link ${link}: ${JSON.stringify(r)}`);
     await options.after?.();
-    return { ...r, link };
+    result = { ...r, link };
   } finally {
     await on("host1", "pkill -INT -x fio");
     await rig.down();
+    // A fault that outlived the run would fail every test after this one: put the links back,
+    // and fail this run (the error already on its way, when there is one, goes on).
+    links = await restoreLinks("host1");
+    if (links && result === undefined) console.error(links.message);
   }
+  if (links) throw links;
+  return result!;
 }
 
 /** Zero fio errors, writes verified, and no completion gap during the fault of BOUND ms or more. */

@@ -8,8 +8,12 @@
 # its share of the iterations, and with it where the p99 falls, grows with the round trip. Meant
 # for the lab guest:
 #   scripts/lab run --timeout 900 -- scripts/bench_ping_events.sh
+# SPLIT=1 adds, in each round, the pairings of scripts/bench_rdma_split.sh's C peer
+# (scripts/bench/write_peer.c: nvmeof's hello with ib_write_lat's loop, recording every iteration):
+# "C→C" (C both sides), "C→nv" (C client, nvmeof server) and "nv→C" (nvmeof client, C server), so
+# a difference between the tools' slow round trips can be put on the client's or the server's side.
 # Environment: ADDR (default 10.77.0.1), ITERS (timed iterations, default 20000), SIZE (default
-# 64), ROUNDS (default 3), WARMUP (nvmeof's untimed iterations first, default 50000).
+# 64), ROUNDS (default 3), WARMUP (nvmeof's untimed iterations first, default 50000), SPLIT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ADDR="${ADDR:-10.77.0.1}"
@@ -24,6 +28,23 @@ command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get inst
 work=$(mktemp -d)
 ping_server_up "$work"
 deno_run() { "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$@"; }
+if [ "${SPLIT:-0}" = 1 ]; then
+  P="$work/write_peer"
+  gcc -O2 -o "$P" scripts/bench/write_peer.c -lrdmacm -libverbs ||
+    die "cannot build the C peer (apt-get install gcc libibverbs-dev librdmacm-dev)"
+  cport=$((port + 1))
+  "$P" server "$ADDR" "$cport" 2>"$work/c_server.log" &
+  cp=$!
+  # shellcheck disable=SC2064 # the PIDs and directory are fixed now
+  trap "kill $sp $cp 2>/dev/null; rm -rf '$work'" EXIT
+  wait_listening "$work/c_server.log" || die "the C peer did not listen: $(cat "$work/c_server.log")"
+fi
+# c_client LABEL PORT: the C peer's client against PORT, every iteration recorded; its line.
+c_client() {
+  timeout 300 "$P" client "$ADDR" "$2" "$SIZE" "$ITERS" "$work/c.out" >/dev/null ||
+    die "the C peer's client failed ($1)"
+  deno_run scripts/bench/ping_events.ts perftest "$work/c.out" "$1" || exit 1
+}
 echo "write $SIZE B, $ITERS iterations a run (nvmeof after $WARMUP untimed); round trips in µs"
 for r in $(seq 1 "$ROUNDS"); do
   timeout 330 ib_write_lat -R -F -s "$SIZE" -n "$ITERS" -p 18620 >/dev/null 2>&1 &
@@ -36,4 +57,10 @@ for r in $(seq 1 "$ROUNDS"); do
   deno_run scripts/bench/ping_tail.ts client "$ADDR" "$port" "$ITERS" "$SIZE" "$work/nvmeof.json" \
     "$WARMUP" >/dev/null || die "the nvmeof ping failed"
   deno_run scripts/bench/ping_events.ts nvmeof "$work/nvmeof.json" || exit 1
+  [ "${SPLIT:-0}" = 1 ] || continue
+  c_client "C→C" "$cport"
+  c_client "C→nv" "$port"
+  deno_run scripts/bench/ping_tail.ts client "$ADDR" "$cport" "$ITERS" "$SIZE" "$work/nv_c.json" \
+    "$WARMUP" >/dev/null || die "the nvmeof ping against the C peer failed"
+  deno_run scripts/bench/ping_events.ts nvmeof "$work/nv_c.json" "nv→C" || exit 1
 done

@@ -7,7 +7,10 @@
  * a fixed rate (the guest's timer tick) comes as often per second to either tool, and its share
  * of the iterations grows with the tool's round trip.
  *
- *   deno run --allow-read ping_events.ts perftest|nvmeof FILE
+ *   deno run --allow-read ping_events.ts perftest|nvmeof FILE [LABEL]
+ *
+ * perftest: ib_write_lat -U's lines (write_peer client's RECORD has the same form); nvmeof:
+ * ping_tail.ts's record. LABEL names the line (default the form's name).
  */
 
 const THRESHOLDS_US = [100, 200, 300, 500, 1000];
@@ -43,9 +46,9 @@ export function eventsLine(tool: string, rt: number[]): string {
 }
 
 if (import.meta.main) {
-  const [tool, path] = Deno.args;
+  const [tool, path, label = tool] = Deno.args;
   if ((tool !== "perftest" && tool !== "nvmeof") || !path) {
-    console.error("usage: ping_events.ts perftest|nvmeof FILE");
+    console.error("usage: ping_events.ts perftest|nvmeof FILE [LABEL]");
     Deno.exit(2);
   }
   const rt = roundTrips(tool, Deno.readTextFileSync(path));
@@ -53,5 +56,5 @@ if (import.meta.main) {
     console.error(`ping_events: no iterations in ${path}`);
     Deno.exit(1);
   }
-  console.log(eventsLine(tool, rt));
+  console.log(eventsLine(label, rt));
 }

@@ -1,11 +1,15 @@
-// A C peer for scripts/bench_rdma_split.sh: nvmeof's write ping (the same RDMA-CM private-data
-// hello, buffer layout and payload pattern as src/rdma/ping.ts) driven by ib_write_lat's loop, so
-// either half of an nvmeof ping can be swapped for C and the two halves' costs told apart.
-// It is a measuring aid, built and run by the bench script only; the product never uses it.
+// A C peer for scripts/bench_rdma_split.sh and bench_ping_events.sh (SPLIT=1): nvmeof's write
+// ping (the same RDMA-CM private-data hello, buffer layout and payload pattern as src/rdma/ping.ts)
+// driven by ib_write_lat's loop, so either half of an nvmeof ping can be swapped for C and the two
+// halves' costs told apart. It is a measuring aid, built and run by the bench scripts only; the
+// product never uses it.
 //
 //   write_peer server ADDR PORT                 serve write-ping clients until killed; after each,
 //                                               print "period P post Q wait W" (µs medians) to stderr
-//   write_peer client ADDR PORT SIZE COUNT      print "ONE_WAY_US POST_US" (medians, last 90 %)
+//   write_peer client ADDR PORT SIZE COUNT [RECORD]
+//                                               print "ONE_WAY_US POST_US" (medians, last 90 %);
+//                                               RECORD: every iteration's one-way µs, as
+//                                               ib_write_lat -U prints them
 //   write_peer footprint                        a system call's cost after touching N pages
 #include <infiniband/verbs.h>
 #include <netdb.h>
@@ -240,7 +244,7 @@ static int server(const char *host, const char *port)
 	}
 }
 
-static int client(const char *host, const char *port, int size, int count)
+static int client(const char *host, const char *port, int size, int count, const char *record)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *id;
@@ -303,6 +307,15 @@ static int client(const char *host, const char *port, int size, int count)
 		}
 		rtt[i] = t2 - t0, post[i] = t1 - t0;
 	}
+	if (record) { /* every iteration's one-way µs, as ib_write_lat -U prints them */
+		FILE *f = fopen(record, "w");
+		for (int i = 0; f && i < count; i++)
+			fprintf(f, "%d, %.3f\n", i, rtt[i] / tsc_mhz / 2);
+		if (!f || fclose(f)) {
+			perror("write_peer: the record");
+			return 1;
+		}
+	}
 	int from = count / 10;
 	printf("%.2f %.2f\n", median_us(rtt, from, count) / 2, median_us(post, from, count));
 	rdma_disconnect(id);
@@ -354,10 +367,10 @@ int main(int argc, char **argv)
 	calibrate();
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3]);
-	if (argc == 6 && !strcmp(argv[1], "client"))
-		return client(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "client"))
+		return client(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), argc == 7 ? argv[6] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "footprint"))
 		return footprint();
-	fprintf(stderr, "usage: write_peer server ADDR PORT | client ADDR PORT SIZE COUNT | footprint\n");
+	fprintf(stderr, "usage: write_peer server ADDR PORT | client ADDR PORT SIZE COUNT [RECORD] | footprint\n");
 	return 2;
 }

@@ -95,25 +95,50 @@ function sq(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The bash completion script (`source <(nvmeof completions bash)`). */
-export function bashCompletion(commands: Command[]): string {
+/** What a shell runs to complete each kind of flag value. */
+interface ValueActions {
+  files: string;
+  controllers: string;
+  choices: (values: readonly string[]) => string;
+  free: string;
+}
+
+/** What both shells' scripts start from: the nodes, the top one, the alternation of the nodes'
+ * paths and a node's key (its path as a quoted string). */
+function scriptParts(commands: Command[]) {
   const nodes = completionNodes(commands);
-  const top = nodes[0];
   const paths = nodes.filter((n) => n.path).map((n) => `" ${n.path}"`).join("|");
   const key = (n: CompletionNode) => JSON.stringify(n.path ? " " + n.path : "");
+  return { nodes, top: nodes[0], paths, key };
+}
+
+/** Per node, the `case "$prev"` arms that complete its flags' values; `pattern` writes a case
+ * pattern in the shell's form, `ret` ends an arm. */
+function prevCases(
+  nodes: CompletionNode[],
+  key: (n: CompletionNode) => string,
+  pattern: (p: string) => string,
+  ret: string,
+  actions: ValueActions,
+): string[] {
   const action = (k: ValueKind) =>
-    k.kind === "files"
-      ? "_nvmeof_files"
-      : k.kind === "controllers"
-      ? "_nvmeof_controllers"
-      : k.kind === "choices"
-      ? `_nvmeof_reply ${sq(k.values.join(" "))}`
-      : "COMPREPLY=()";
-  const valueCases = nodes.map((n) => {
-    const inner = valueFlags(n).map(([flags, k]) => `${flags}) ${action(k)}; return 0 ;;`);
-    return `    ${key(n)})\n      case "$prev" in\n        ${
+    k.kind === "choices" ? actions.choices(k.values) : actions[k.kind];
+  return nodes.map((n) => {
+    const inner = valueFlags(n).map(([flags, k]) => `${pattern(flags)} ${action(k)}; ${ret} ;;`);
+    return `    ${pattern(key(n))}\n      case "$prev" in\n        ${
       inner.join("\n        ")
     }\n      esac ;;`;
+  });
+}
+
+/** The bash completion script (`source <(nvmeof completions bash)`). */
+export function bashCompletion(commands: Command[]): string {
+  const { nodes, top, paths, key } = scriptParts(commands);
+  const valueCases = prevCases(nodes, key, (p) => `${p})`, "return 0", {
+    files: "_nvmeof_files",
+    controllers: "_nvmeof_controllers",
+    choices: (values) => `_nvmeof_reply ${sq(values.join(" "))}`,
+    free: "COMPREPLY=()",
   });
   const wordCases = nodes.map((n) =>
     `    ${key(n)}) args=${sq(argWords(n, top).join(" "))} flags=${
@@ -192,23 +217,12 @@ function zq(s: string): string {
 
 /** The zsh completion script (`nvmeof completions zsh > "\${fpath[1]}/_nvmeof"`). */
 export function zshCompletion(commands: Command[]): string {
-  const nodes = completionNodes(commands);
-  const top = nodes[0];
-  const paths = nodes.filter((n) => n.path).map((n) => `" ${n.path}"`).join("|");
-  const key = (n: CompletionNode) => JSON.stringify(n.path ? " " + n.path : "");
-  const action = (k: ValueKind) =>
-    k.kind === "files"
-      ? "_files"
-      : k.kind === "controllers"
-      ? "_nvmeof_controllers"
-      : k.kind === "choices"
-      ? `compadd -- ${k.values.map(sq).join(" ")}`
-      : "_message 'value'";
-  const valueCases = nodes.map((n) => {
-    const inner = valueFlags(n).map(([flags, k]) => `(${flags}) ${action(k)}; return ;;`);
-    return `    (${key(n)})\n      case "$prev" in\n        ${
-      inner.join("\n        ")
-    }\n      esac ;;`;
+  const { nodes, top, paths, key } = scriptParts(commands);
+  const valueCases = prevCases(nodes, key, (p) => `(${p})`, "return", {
+    files: "_files",
+    controllers: "_nvmeof_controllers",
+    choices: (values) => `compadd -- ${values.map(sq).join(" ")}`,
+    free: "_message 'value'",
   });
   const cases = nodes.map((n) => {
     const args = n.args === "commands"

@@ -16,18 +16,14 @@
 # 64), ROUNDS (default 3), WARMUP (nvmeof's untimed iterations first, default 50000), SPLIT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-20000}"
 SIZE="${SIZE:-64}"
 ROUNDS="${ROUNDS:-3}"
 WARMUP="${WARMUP:-50000}"
-. scripts/lib.sh
-find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
-. scripts/bench/rdma_lib.sh
+. scripts/bench/deno_lib.sh
 command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get install perftest)"
 work=$(mktemp -d)
 ping_server_up "$work"
-deno_run() { "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$@"; }
 if [ "${SPLIT:-0}" = 1 ]; then
   P="$work/write_peer"
   gcc -O2 -o "$P" scripts/bench/write_peer.c -lrdmacm -libverbs ||

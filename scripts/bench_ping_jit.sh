@@ -11,14 +11,11 @@
 # 50000), SIZE (default 64), RUNS (default 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 WARMUP="${WARMUP:-50000}"
 SIZE="${SIZE:-64}"
 RUNS="${RUNS:-2}"
-. scripts/lib.sh
-find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
-. scripts/bench/rdma_lib.sh
+. scripts/bench/deno_lib.sh
 command -v stdbuf >/dev/null || die "stdbuf (coreutils) is missing"
 work=$(mktemp -d)
 ping_server_up "$work"

@@ -14,14 +14,11 @@
 # report reads only the timed loop, so what the runtime does once the code is compiled shows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 SIZE="${SIZE:-64}"
 V8_FLAGS="${V8_FLAGS:-}"
 THREADS="${THREADS:-1}"
-. scripts/lib.sh
-find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
-. scripts/bench/rdma_lib.sh
+. scripts/bench/deno_lib.sh
 command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get install perftest)"
 T=/sys/kernel/tracing
 [ -e "$T/trace" ] || mount -t tracefs nodev "$T" || die "tracefs cannot be mounted on $T"

@@ -10,12 +10,9 @@
 # is left once the runtime has compiled the loop).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 SIZE="${SIZE:-64}"
-. scripts/lib.sh
-find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
-. scripts/bench/rdma_lib.sh
+. scripts/bench/deno_lib.sh
 work="${KEEP:-$(mktemp -d)}"
 mkdir -p "$work"
 flags="--expose-gc,--trace-gc${V8_FLAGS:+,$V8_FLAGS}"
@@ -29,5 +26,5 @@ run client "$ADDR" "$port" "$ITERS" "$SIZE" "$work/client.json" "${WARMUP:-0}" >
   { echo "bench_ping_tail: the client failed" >&2; exit 1; }
 wait "$sp" || { cat "$work/server.err" >&2; exit 1; }
 echo "write $SIZE B × $ITERS (after ${WARMUP:-0} untimed), V8 flags: $flags"
-"$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" scripts/bench/ping_tail.ts report \
-  "$work/client.json" "$work/client_gc.log" "$work/server.json" "$work/server_gc.log"
+deno_run scripts/bench/ping_tail.ts report "$work/client.json" "$work/client_gc.log" \
+  "$work/server.json" "$work/server_gc.log"

@@ -24,7 +24,6 @@
 # in the timed loop as iterations of 10-100 ms, traced in the lab with V8's --trace-opt).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ADDR="${ADDR:-10.77.0.1}"
 ITERS="${ITERS:-5000}"
 BW_ITERS="${BW_ITERS:-2000}"
 ROUNDS="${ROUNDS:-5}"

@@ -18,7 +18,6 @@
 # Environment: ADDR (default 10.77.0.1), SIZE (default 2), ITERS (default 10000), ROUNDS (default 6).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ADDR="${ADDR:-10.77.0.1}"
 SIZE="${SIZE:-2}"
 ITERS="${ITERS:-10000}"
 ROUNDS="${ROUNDS:-6}"

@@ -1,5 +1,7 @@
-# Sourced by the RDMA benchmarks (bench_rdma.sh, bench_rdma_split.sh): the runs both of them make.
-# They set ADDR (the address every peer listens on) and N (the nvmeof launcher) before using these.
+# Sourced by the RDMA benchmarks (bench_rdma.sh, bench_rdma_split.sh, and through deno_lib.sh the
+# bench_ping_*.sh): the runs they make. ADDR is the address every peer listens on (default the lab
+# guest's, 10.77.0.1); the scripts that use the nvmeof runs set N (the nvmeof launcher) first.
+ADDR="${ADDR:-10.77.0.1}"
 
 # perftest TOOL SIZE ITERS PORT: one perftest pair, the server in the background and the client
 # in the foreground; prints the client's data line. The server is bounded too: when its client

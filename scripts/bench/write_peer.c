@@ -9,7 +9,11 @@
 //   write_peer client ADDR PORT SIZE COUNT [RECORD]
 //                                               print "ONE_WAY_US POST_US" (medians, last 90 %);
 //                                               RECORD: every iteration's one-way µs, as
-//                                               ib_write_lat -U prints them
+//                                               ib_write_lat -U prints them. FOOT=N (env): touch
+//                                               N pages in turn while spinning (a bigger loop's
+//                                               footprint); MARK=FILE (env, tracefs trace_marker):
+//                                               write BEGIN, "S k µs" per round trip of 200 µs or
+//                                               more, END (scripts/bench_ping_ticks.sh)
 //   write_peer footprint                        a system call's cost after touching N pages
 #include <infiniband/verbs.h>
 #include <netdb.h>
@@ -21,6 +25,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <x86intrin.h>
 
 #define HELLO_MAGIC 0x524d564eu /* "NVMR" */
@@ -288,6 +293,17 @@ static int client(const char *host, const char *port, int size, int count, const
 	memcpy(&rkey, (const uint8_t *)ev->param.conn.private_data + 16, 4);
 	rdma_ack_cm_event(ev);
 	uint64_t *rtt = calloc(count, 8), *post = calloc(count, 8);
+	const char *mark = getenv("MARK");
+	int mfd = mark ? open(mark, O_WRONLY) : -1;
+	unsigned foot = getenv("FOOT") ? (unsigned)atoi(getenv("FOOT")) : 0;
+	volatile uint8_t *big = foot ? malloc((size_t)foot * 4096) : NULL;
+	volatile unsigned sink = 0;
+	if (mark && mfd < 0) {
+		perror("write_peer: MARK");
+		return 1;
+	}
+	for (size_t k = 0; big && k < (size_t)foot * 4096; k += 4096)
+		big[k] = 1;
 	for (int i = 0; i < count; i++) {
 		int slot = i & 1, off = slot * size;
 		const uint8_t *want = pat + i % 251;
@@ -297,8 +313,12 @@ static int client(const char *host, const char *port, int size, int count, const
 		uint64_t t0 = __rdtsc();
 		post_write(qp, txm, tx, off, size, raddr, rkey, i);
 		uint64_t t1 = __rdtsc();
+		unsigned spins = 0;
 		while (*last != want[size - 1])
-			;
+			if (foot) {
+				sink += big[(size_t)(spins % foot) * 4096 + 64 * (spins & 63)];
+				spins++;
+			}
 		uint64_t t2 = __rdtsc();
 		reap_one(cq);
 		if (memcmp(rx + off, want, size)) {
@@ -306,6 +326,14 @@ static int client(const char *host, const char *port, int size, int count, const
 			return 1;
 		}
 		rtt[i] = t2 - t0, post[i] = t1 - t0;
+		if (mfd >= 0) { /* after the round trip, outside its time */
+			if (i == 0 && write(mfd, "BEGIN\n", 6) != 6)
+				return 1;
+			if (rtt[i] / tsc_mhz >= 200)
+				dprintf(mfd, "S %d %.1f\n", i, rtt[i] / tsc_mhz);
+			if (i == count - 1 && write(mfd, "END\n", 4) != 4)
+				return 1;
+		}
 	}
 	if (record) { /* every iteration's one-way µs, as ib_write_lat -U prints them */
 		FILE *f = fopen(record, "w");

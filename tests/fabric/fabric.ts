@@ -214,9 +214,10 @@ export async function restoreLinks(node: Node): Promise<Error | undefined> {
   if (found.length === 0) return undefined;
   const state = await linkState(node);
   const flush = "for l in 0 1; do ip neigh flush dev fab$l; done";
+  // bench_ha.sh's own off switch for its faults (netem and ingress qdiscs on either link).
   await on(
     node,
-    `for l in 0 1; do tc qdisc del dev fab$l root; tc qdisc del dev fab$l ingress; done 2>/dev/null; ${flush}`,
+    `for l in 0 1; do scripts/bench_ha.sh guest blackhole $l off; done >/dev/null 2>&1; ${flush}`,
   );
   await on("target", flush);
   let left = await linkProblems(node);
@@ -240,4 +241,23 @@ export async function restoreLinks(node: Node): Promise<Error | undefined> {
       found.join("; ")
     }. ${outcome}\n${state}`,
   );
+}
+
+/**
+ * Runs BODY, then puts NODE's links back (restoreLinks): a fault that outlived BODY fails it, with
+ * what was found, instead of failing every test after it. When BODY itself threw, its error goes
+ * on and the links' report is printed beside it.
+ */
+export async function keepingLinks<T>(node: Node, body: () => Promise<T>): Promise<T> {
+  let value: T;
+  try {
+    value = await body();
+  } catch (e) {
+    const links = await restoreLinks(node);
+    if (links) console.error(links.message);
+    throw e;
+  }
+  const links = await restoreLinks(node);
+  if (links) throw links;
+  return value;
 }

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { haProfile } from "../../src/fabrics/connect_table.ts";
-import { jsonOn, must, on, restoreLinks } from "./fabric.ts";
+import { jsonOn, keepingLinks, must, on } from "./fabric.ts";
 
 /** scripts/bench_ha.sh's guest helpers. */
 export const BENCH = "scripts/bench_ha.sh guest";
@@ -64,14 +64,22 @@ export async function hostClock(): Promise<string> {
  * plus 10 s, the figures, then AFTER (while still connected). Always tears down, and puts host1's
  * links back when the fault outlived the run (failing the run).
  */
-export async function failover(
+export function failover(
   tag: string,
   rig: Rig,
   fault: (link: 0 | 1) => Promise<[string, string]>,
   options: { after?: () => Promise<void> } = {},
 ): Promise<Report & { link: 0 | 1 }> {
-  let result: (Report & { link: 0 | 1 }) | undefined;
-  let links: Error | undefined;
+  return keepingLinks("host1", () => runFailover(tag, rig, fault, options));
+}
+
+/** failover's run itself, before host1's links are checked. */
+async function runFailover(
+  tag: string,
+  rig: Rig,
+  fault: (link: 0 | 1) => Promise<[string, string]>,
+  options: { after?: () => Promise<void> },
+): Promise<Report & { link: 0 | 1 }> {
   try {
     const dev = await rig.up();
     assert.match(dev, /^\/dev\/nvme\d+n1$/);
@@ -104,17 +112,11 @@ export async function failover(
     ) as Report;
     console.log(`${tag}: link ${link}: ${JSON.stringify(r)}`);
     await options.after?.();
-    result = { ...r, link };
+    return { ...r, link };
   } finally {
     await on("host1", "pkill -INT -x fio");
     await rig.down();
-    // A fault that outlived the run would fail every test after this one: put the links back,
-    // and fail this run (the error already on its way, when there is one, goes on).
-    links = await restoreLinks("host1");
-    if (links && result === undefined) console.error(links.message);
   }
-  if (links) throw links;
-  return result!;
 }
 
 /** Zero fio errors, writes verified, and no completion gap during the fault of BOUND ms or more. */

@@ -25,15 +25,11 @@ command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get inst
 work=$(mktemp -d)
 ping_server_up "$work"
 if [ "${SPLIT:-0}" = 1 ]; then
-  P="$work/write_peer"
-  gcc -O2 -o "$P" scripts/bench/write_peer.c -lrdmacm -libverbs ||
-    die "cannot build the C peer (apt-get install gcc libibverbs-dev librdmacm-dev)"
   cport=$((port + 1))
-  "$P" server "$ADDR" "$cport" 2>"$work/c_server.log" &
-  cp=$!
-  # shellcheck disable=SC2064 # the PIDs and directory are fixed now
-  trap "kill $sp $cp 2>/dev/null; rm -rf '$work'" EXIT
-  wait_listening "$work/c_server.log" || die "the C peer did not listen: $(cat "$work/c_server.log")"
+  cs=""
+  # shellcheck disable=SC2064 # the PID and directory are fixed now
+  trap "kill $sp \$cs 2>/dev/null; rm -rf '$work'" EXIT
+  c_peer_up "$work" "$cport"
 fi
 # c_client LABEL PORT: the C peer's client against PORT, every iteration recorded; its line.
 c_client() {

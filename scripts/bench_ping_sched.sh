@@ -20,32 +20,18 @@ V8_FLAGS="${V8_FLAGS:-}"
 THREADS="${THREADS:-1}"
 . scripts/bench/deno_lib.sh
 command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get install perftest)"
-T=/sys/kernel/tracing
-[ -e "$T/trace" ] || mount -t tracefs nodev "$T" || die "tracefs cannot be mounted on $T"
+. scripts/bench/trace_lib.sh
 work="${KEEP:-$(mktemp -d)}"
 mkdir -p "$work"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; echo 0 >"$T/tracing_on"; }
 trap cleanup EXIT
 
-trace_on() {
-  echo 0 >"$T/tracing_on"
-  echo 16384 >"$T/buffer_size_kb"
-  : >"$T/trace"
-  echo 1 >"$T/events/sched/sched_switch/enable"
-  echo 1 >"$T/tracing_on"
-}
-trace_off() {
-  echo 0 >"$T/tracing_on"
-  echo 0 >"$T/events/sched/sched_switch/enable"
-  cp "$T/trace" "$1"
-  grep -q "LOST.*EVENTS" "$1" && echo "bench_ping_sched: the trace lost events; a smaller ITERS or a larger buffer" >&2
-}
 report() { "$deno" run "${NVMEOF_RUN_FLAGS[@]}" --allow-read scripts/bench/sched_report.ts "$@"; }
 
 echo "write $SIZE B × $ITERS, one guest, client and server spinning"
 # perftest: both sides are one thread each.
-trace_on
+trace_on 16384 sched/sched_switch
 ib_write_lat -R -F -s "$SIZE" -n "$ITERS" -p 18517 >/dev/null 2>&1 &
 sp=$!
 pids+=("$sp")
@@ -79,7 +65,7 @@ nvmeof_run() {
   done
   [ -n "${2:-}" ] && [ "$2" != defaults ] && flags=(--v8-flags="$2")
   nvmeof() { exec "$deno" run "${run_flags[@]}" "${NVMEOF_PERMS[@]}" "${flags[@]}" main.ts "$@"; }
-  trace_on
+  trace_on 16384 sched/sched_switch
   nvmeof rdma ping --server -a "$ADDR" -p "$port" 2>"$work/server.log" &
   sp=$!
   pids+=("$sp")

@@ -17,31 +17,15 @@ ITERS="${ITERS:-20000}"
 ROUNDS="${ROUNDS:-2}"
 WARMUP="${WARMUP:-50000}"
 . scripts/bench/deno_lib.sh
-T=/sys/kernel/tracing
-[ -e "$T/trace" ] || mount -t tracefs nodev "$T" || die "tracefs cannot be mounted on $T"
+. scripts/bench/trace_lib.sh
 work=$(mktemp -d)
-P="$work/write_peer"
-gcc -O2 -o "$P" scripts/bench/write_peer.c -lrdmacm -libverbs ||
-  die "cannot build the C peer (apt-get install gcc libibverbs-dev librdmacm-dev)"
+cs=""
+# shellcheck disable=SC2064 # the directory is fixed now
+trap "kill \$cs 2>/dev/null; echo 0 >$T/tracing_on; rm -rf '$work'" EXIT
 port=$((7300 + RANDOM % 500))
-"$P" server "$ADDR" "$port" 2>"$work/server.log" &
-cs=$!
-# shellcheck disable=SC2064 # the PID and directory are fixed now
-trap "kill $cs 2>/dev/null; echo 0 >$T/tracing_on; rm -rf '$work'" EXIT
-wait_listening "$work/server.log" || die "the C peer did not listen: $(cat "$work/server.log")"
-trace_on() {
-  echo 0 >"$T/tracing_on"
-  echo mono >"$T/trace_clock"
-  echo 65536 >"$T/buffer_size_kb"
-  echo 0 >"$T/events/enable"
-  local e
-  for e in irq_vectors irq/softirq_entry irq/irq_handler_entry sched/sched_switch exceptions; do
-    echo 1 >"$T/events/$e/enable" || die "no trace event $e in this kernel"
-  done
-  : >"$T/trace"
-  echo 1 >"$T/tracing_on"
-}
-trace_off() { echo 0 >"$T/tracing_on"; cp "$T/trace" "$work/trace"; }
+c_peer_up "$work" "$port"
+# The events that can take a CPU from a spinning loop: IRQs and IPIs, softirqs, switches, faults.
+EVENTS=(irq_vectors irq/softirq_entry irq/irq_handler_entry sched/sched_switch exceptions)
 report() { # LABEL FORM RECORD
   deno_run scripts/bench/ping_events.ts "$2" "$3" "$1" || exit 1
   deno_run scripts/bench/tick_report.ts "$work/trace" "$1" || exit 1
@@ -49,16 +33,16 @@ report() { # LABEL FORM RECORD
 echo "write 64 B, $ITERS iterations a run, one C server; round trips in µs"
 for r in $(seq 1 "$ROUNDS"); do
   for foot in 0 16 64; do
-    trace_on
+    trace_on 65536 "${EVENTS[@]}"
     FOOT=$foot MARK="$T/trace_marker" timeout 300 "$P" client "$ADDR" "$port" 64 "$ITERS" \
       "$work/c.out" >/dev/null || die "the C peer's client failed (FOOT=$foot)"
-    trace_off
+    trace_off "$work/trace"
     report "C foot$foot" perftest "$work/c.out"
   done
-  trace_on
+  trace_on 65536 "${EVENTS[@]}"
   timeout 300 "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" scripts/bench/ping_marks.ts \
     "$ADDR" "$port" "$ITERS" 64 "$WARMUP" "$T/trace_marker" "$work/nv.json" ||
     die "the nvmeof client failed"
-  trace_off
+  trace_off "$work/trace"
   report "nvmeof" nvmeof "$work/nv.json"
 done

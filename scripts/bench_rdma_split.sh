@@ -30,8 +30,7 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-P="$work/write_peer"
-gcc -O2 -o "$P" scripts/bench/write_peer.c -lrdmacm -libverbs || {
+c_peer_build "$work" || {
   echo "bench_rdma_split: cannot build the C peer (apt-get install libibverbs-dev librdmacm-dev)" >&2
   exit 3
 }

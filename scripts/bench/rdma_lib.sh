@@ -50,3 +50,20 @@ ping_server_up() {
   trap "kill $sp 2>/dev/null; rm -rf '$1'" EXIT
   wait_listening "$1/server.err" || die "the nvmeof ping server did not listen: $(cat "$1/server.err")"
 }
+
+# c_peer_build WORK: builds the C peer (scripts/bench/write_peer.c) into WORK/write_peer and sets P
+# to it; its status is gcc's.
+c_peer_build() {
+  P="$1/write_peer"
+  gcc -O2 -o "$P" scripts/bench/write_peer.c -lrdmacm -libverbs
+}
+
+# c_peer_up WORK PORT: builds the C peer and starts its server on ADDR and PORT in the background
+# (its log in WORK/c_server.log), sets P and cs (its PID), and waits until it listens; else dies.
+# Needs scripts/lib.sh (die); the caller stops it.
+c_peer_up() {
+  c_peer_build "$1" || die "cannot build the C peer (apt-get install gcc libibverbs-dev librdmacm-dev)"
+  "$P" server "$ADDR" "$2" 2>"$1/c_server.log" &
+  cs=$!
+  wait_listening "$1/c_server.log" || die "the C peer did not listen: $(cat "$1/c_server.log")"
+}

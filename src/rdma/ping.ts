@@ -100,6 +100,41 @@ export interface PingResult {
   trace?: TraceStep[];
 }
 
+/** The buffers a ping client's QP setup registers (tx: none for read). */
+export interface ClientBuffers {
+  tx?: MemoryRegion;
+  rx?: MemoryRegion;
+}
+
+/**
+ * A ping client's QP setup, for `count` iterations (warm-up and timed) of `op` on `size` bytes:
+ * its prepare registers the two-slot buffers into `buffers` and returns the hello.
+ */
+export function clientSetup(
+  op: PingOptions["op"],
+  size: number,
+  count: number,
+  buffers: ClientBuffers,
+): QpSetup {
+  return {
+    caps: { maxSendWr: SEND_QUEUE, maxRecvWr: 4, maxInlineData: op === "read" ? 0 : INLINE_DATA },
+    cqe: 16,
+    access: op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0,
+    prepare(ep) {
+      // Least access: tx is only read by the local NIC (0); rx is written locally (read
+      // responses, receives) and, for write, remotely.
+      const tx = op === "read" ? undefined : ep.pd.register(2 * size, 0);
+      const rx = ep.pd.register(
+        2 * size,
+        IBV_ACCESS.LOCAL_WRITE | (op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0),
+      );
+      buffers.tx = tx;
+      buffers.rx = rx;
+      return encodeHello({ op, addr: rx.addr, rkey: rx.rkey, len: 2 * size, count, size });
+    },
+  };
+}
+
 /** Runs the client side of a ping. */
 export async function pingClient(o: PingOptions): Promise<PingResult> {
   if (o.size < 1 || o.size > 1 << 30) {
@@ -107,36 +142,14 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
   }
   const trace = o.trace;
   const warmup = o.warmup ?? 0;
-  let tx: MemoryRegion | undefined, rx: MemoryRegion | undefined;
-  const setup: QpSetup = {
-    caps: { maxSendWr: SEND_QUEUE, maxRecvWr: 4, maxInlineData: o.op === "read" ? 0 : INLINE_DATA },
-    cqe: 16,
-    access: o.op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0,
-    prepare(ep) {
-      // Least access: tx is only read by the local NIC (0); rx is written locally (read
-      // responses, receives) and, for write, remotely.
-      tx = o.op === "read" ? undefined : ep.pd.register(2 * o.size, 0);
-      rx = ep.pd.register(
-        2 * o.size,
-        IBV_ACCESS.LOCAL_WRITE | (o.op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0),
-      );
-      return encodeHello({
-        op: o.op,
-        addr: rx.addr,
-        rkey: rx.rkey,
-        len: 2 * o.size,
-        count: warmup + o.count,
-        size: o.size,
-      });
-    },
-  };
+  const buffers: ClientBuffers = {};
   const conn = await connect({
     host: o.host,
     port: o.port,
     timeoutMs: o.timeoutMs,
     trace,
     cancel: o.cancel,
-  }, setup);
+  }, clientSetup(o.op, o.size, warmup + o.count, buffers));
   try {
     const peer = decodeHello(conn.peerData);
     if (!peer) {
@@ -144,7 +157,7 @@ export async function pingClient(o: PingOptions): Promise<PingResult> {
         hint: "Is the peer 'nvmeof rdma ping --server'? For rdma-core's rping use --rping.",
       });
     }
-    const samples = await runClientLoop(conn, o, warmup, peer, tx, rx!);
+    const samples = await runClientLoop(conn, o, warmup, peer, buffers.tx, buffers.rx!);
     trace.add("call", "rdma_disconnect");
     const result: PingResult = {
       traddr: o.host,

@@ -12,8 +12,11 @@
 # (scripts/bench/write_peer.c: nvmeof's hello with ib_write_lat's loop, recording every iteration):
 # "C→C" (C both sides), "C→nv" (C client, nvmeof server) and "nv→C" (nvmeof client, C server), so
 # a difference between the tools' slow round trips can be put on the client's or the server's side.
+# FLOOR=1 (implies SPLIT=1) adds "floor→C": scripts/bench/ping_floor.ts, the ping's connection
+# with the smallest Deno loop that can spin a write ping through FFI, against the C server; what
+# nv→C costs over it is the ping's, what it costs over C→C is the runtime's.
 # Environment: ADDR (default 10.77.0.1), ITERS (timed iterations, default 20000), SIZE (default
-# 64), ROUNDS (default 3), WARMUP (nvmeof's untimed iterations first, default 50000), SPLIT.
+# 64), ROUNDS (default 3), WARMUP (nvmeof's untimed iterations first, default 50000), SPLIT, FLOOR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ITERS="${ITERS:-20000}"
@@ -22,6 +25,7 @@ ROUNDS="${ROUNDS:-3}"
 WARMUP="${WARMUP:-50000}"
 . scripts/bench/deno_lib.sh
 command -v ib_write_lat >/dev/null || die "ib_write_lat is missing (apt-get install perftest)"
+[ "${FLOOR:-0}" = 1 ] && SPLIT=1
 work=$(mktemp -d)
 ping_server_up "$work"
 if [ "${SPLIT:-0}" = 1 ]; then
@@ -55,4 +59,8 @@ for r in $(seq 1 "$ROUNDS"); do
   deno_run scripts/bench/ping_tail.ts client "$ADDR" "$cport" "$ITERS" "$SIZE" "$work/nv_c.json" \
     "$WARMUP" >/dev/null || die "the nvmeof ping against the C peer failed"
   deno_run scripts/bench/ping_events.ts nvmeof "$work/nv_c.json" "nv→C" || exit 1
+  [ "${FLOOR:-0}" = 1 ] || continue
+  deno_run scripts/bench/ping_floor.ts "$ADDR" "$cport" "$ITERS" "$SIZE" "$WARMUP" \
+    "$work/floor.json" || die "the floor loop against the C peer failed"
+  deno_run scripts/bench/ping_events.ts nvmeof "$work/floor.json" "floor→C" || exit 1
 done

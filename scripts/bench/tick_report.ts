@@ -18,8 +18,7 @@ interface Ev {
 
 const LINE = /^\s*.+?-\d+\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$/;
 /** Events that take the CPU from a spinning thread (entries, switches, faults). */
-const TAKES_CPU =
-  /(_entry|^sched_switch|^page_fault_user|^page_fault_kernel|^softirq_entry|^irq_handler_entry)$/;
+const TAKES_CPU = /(_entry|^sched_switch|^page_fault_user|^page_fault_kernel)$/;
 
 export function parse(text: string): Ev[] {
   const out: Ev[] = [];

@@ -103,20 +103,21 @@ interface ValueActions {
   free: string;
 }
 
-/** What both shells' scripts start from: the nodes, the top one, the alternation of the nodes'
- * paths and a node's key (its path as a quoted string). */
+/** What both shells' scripts start from: the nodes, the top one and the alternation of the nodes'
+ * paths. */
 function scriptParts(commands: Command[]) {
   const nodes = completionNodes(commands);
   const paths = nodes.filter((n) => n.path).map((n) => `" ${n.path}"`).join("|");
-  const key = (n: CompletionNode) => JSON.stringify(n.path ? " " + n.path : "");
-  return { nodes, top: nodes[0], paths, key };
+  return { nodes, top: nodes[0], paths };
 }
+
+/** A node's key in the scripts' case arms: its path as a quoted string. */
+const key = (n: CompletionNode) => JSON.stringify(n.path ? " " + n.path : "");
 
 /** Per node, the `case "$prev"` arms that complete its flags' values; `pattern` writes a case
  * pattern in the shell's form, `ret` ends an arm. */
 function prevCases(
   nodes: CompletionNode[],
-  key: (n: CompletionNode) => string,
   pattern: (p: string) => string,
   ret: string,
   actions: ValueActions,
@@ -133,8 +134,8 @@ function prevCases(
 
 /** The bash completion script (`source <(nvmeof completions bash)`). */
 export function bashCompletion(commands: Command[]): string {
-  const { nodes, top, paths, key } = scriptParts(commands);
-  const valueCases = prevCases(nodes, key, (p) => `${p})`, "return 0", {
+  const { nodes, top, paths } = scriptParts(commands);
+  const valueCases = prevCases(nodes, (p) => `${p})`, "return 0", {
     files: "_nvmeof_files",
     controllers: "_nvmeof_controllers",
     choices: (values) => `_nvmeof_reply ${sq(values.join(" "))}`,
@@ -217,8 +218,8 @@ function zq(s: string): string {
 
 /** The zsh completion script (`nvmeof completions zsh > "\${fpath[1]}/_nvmeof"`). */
 export function zshCompletion(commands: Command[]): string {
-  const { nodes, top, paths, key } = scriptParts(commands);
-  const valueCases = prevCases(nodes, key, (p) => `(${p})`, "return", {
+  const { nodes, top, paths } = scriptParts(commands);
+  const valueCases = prevCases(nodes, (p) => `(${p})`, "return", {
     files: "_files",
     controllers: "_nvmeof_controllers",
     choices: (values) => `compadd -- ${values.map(sq).join(" ")}`,

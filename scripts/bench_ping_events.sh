@@ -12,9 +12,10 @@
 # (scripts/bench/write_peer.c: nvmeof's hello with ib_write_lat's loop, recording every iteration):
 # "C→C" (C both sides), "C→nv" (C client, nvmeof server) and "nv→C" (nvmeof client, C server), so
 # a difference between the tools' slow round trips can be put on the client's or the server's side.
-# FLOOR=1 (implies SPLIT=1) adds "floor→C": scripts/bench/ping_floor.ts, the ping's connection
-# with the smallest Deno loop that can spin a write ping through FFI, against the C server; what
-# nv→C costs over it is the ping's, what it costs over C→C is the runtime's.
+# FLOOR=1 (implies SPLIT=1) adds scripts/bench/ping_floor.ts, the ping's connection with the
+# smallest Deno loops that can spin a write ping through FFI: "floor→C" (its client, the C server)
+# and "floor→floor" (its client and server). What nv→C costs over floor→C is the ping's client's,
+# what nvmeof costs over floor→floor is the ping's, what the floor costs over C is the runtime's.
 # Environment: ADDR (default 10.77.0.1), ITERS (timed iterations, default 20000), SIZE (default
 # 64), ROUNDS (default 3), WARMUP (nvmeof's untimed iterations first, default 50000), SPLIT, FLOOR.
 set -uo pipefail
@@ -35,6 +36,20 @@ if [ "${SPLIT:-0}" = 1 ]; then
   trap "kill $sp \$cs 2>/dev/null; rm -rf '$work'" EXIT
   c_peer_up "$work" "$cport"
 fi
+if [ "${FLOOR:-0}" = 1 ]; then
+  fport=$((port + 2))
+  deno_run scripts/bench/ping_floor.ts server "$ADDR" "$fport" "$ROUNDS" 2>"$work/floor.log" &
+  fs=$!
+  # shellcheck disable=SC2064 # the PIDs and directory are fixed now
+  trap "kill $sp $fs \$cs 2>/dev/null; rm -rf '$work'" EXIT
+  wait_listening "$work/floor.log" || die "the floor server did not listen: $(cat "$work/floor.log")"
+fi
+# floor_client LABEL PORT: the floor's client against PORT; its line.
+floor_client() {
+  deno_run scripts/bench/ping_floor.ts client "$ADDR" "$2" "$ITERS" "$SIZE" "$WARMUP" \
+    "$work/floor.json" || die "the floor's client failed ($1)"
+  deno_run scripts/bench/ping_events.ts nvmeof "$work/floor.json" "$1" || exit 1
+}
 # c_client LABEL PORT: the C peer's client against PORT, every iteration recorded; its line.
 c_client() {
   timeout 300 "$P" client "$ADDR" "$2" "$SIZE" "$ITERS" "$work/c.out" >/dev/null ||
@@ -60,7 +75,6 @@ for r in $(seq 1 "$ROUNDS"); do
     "$WARMUP" >/dev/null || die "the nvmeof ping against the C peer failed"
   deno_run scripts/bench/ping_events.ts nvmeof "$work/nv_c.json" "nv→C" || exit 1
   [ "${FLOOR:-0}" = 1 ] || continue
-  deno_run scripts/bench/ping_floor.ts "$ADDR" "$cport" "$ITERS" "$SIZE" "$WARMUP" \
-    "$work/floor.json" || die "the floor loop against the C peer failed"
-  deno_run scripts/bench/ping_events.ts nvmeof "$work/floor.json" "floor→C" || exit 1
+  floor_client "floor→C" "$cport"
+  floor_client "floor→floor" "$fport"
 done

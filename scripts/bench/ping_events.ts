@@ -38,7 +38,7 @@ export function eventsLine(tool: string, rt: number[]): string {
     const n = rt.filter((x) => x >= t).length;
     return `≥${t} ${(100 * n / rt.length).toFixed(2)}% ${(n / seconds).toFixed(0)}/s`;
   });
-  return `${tool.padEnd(8)} ${String(rt.length).padStart(6)} RTs in ${
+  return `${tool.padEnd(11)} ${String(rt.length).padStart(6)} RTs in ${
     (seconds * 1000).toFixed(0).padStart(5)
   } ms: median ${q(0.5).toFixed(1)} avg ${(seconds * 1e6 / rt.length).toFixed(1)} p99 ${
     q(0.99).toFixed(1)

@@ -51,7 +51,7 @@ export function serve(listener: Listener, o: ServeOptions): Promise<ServedClient
 }
 
 /** What the server set up for a client whose hello it accepted. */
-interface Accepted {
+export interface Accepted {
   hello: Hello;
   mr: MemoryRegion;
 }
@@ -115,7 +115,7 @@ function pingTurn(listener: Listener, entry: ServedClient, o: ServeOptions): Tur
  * ping hello or asks for an impossible size, else the QP and memory its operation needs, with
  * `onAccept` told what was registered.
  */
-function answerHello(
+export function answerHello(
   privateData: Uint8Array,
   entry: ServedClient,
   onAccept: (a: Accepted) => void,

@@ -5,12 +5,10 @@
  * admin-queue connect request to it and reads the answer; for every tcp port whose address is
  * local (or the wildcard, probed at the loopback address), the ICReq.
  */
-import type { LivePort } from "../configfs/nvmet.ts";
+import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
 import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
-import type { DoctorPaths } from "./paths.ts";
 import { classifyProbe, probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
-import { readNvmet } from "./target.ts";
 import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
 import { canonicalIp, isAnyAddress, localAddresses, localInterfaceOf } from "../net/address.ts";
 
@@ -73,13 +71,15 @@ export function classifyListening(p: LivePort, o: ProbeOutcome): Check {
   );
 }
 
-/** Probes every enabled rdma port whose address is local; other ports are left to the address checks. */
+/**
+ * Probes every enabled rdma or tcp port of `tree` (readNvmet's; undefined: nvmet is not there)
+ * whose address is local; other ports are left to the address checks.
+ */
 export async function listeningChecks(
-  paths: DoctorPaths,
+  tree: LiveTree | undefined,
   devices: Devices,
   timeoutMs: number,
 ): Promise<Check[]> {
-  const tree = readNvmet(paths);
   if (!tree) return [];
   const out: Check[] = [];
   let local: ReturnType<typeof localAddresses> | undefined;

@@ -25,7 +25,7 @@ import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
 import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
 import { lossCheck, readHwCounters, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
-import { targetChecks, targetTransports } from "./target.ts";
+import { readNvmet, targetChecks, targetTransports } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
 import { chooseRole, type Role } from "./role.ts";
 import { localAddresses } from "../net/address.ts";
@@ -167,11 +167,13 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
   if (initiator) checks.push(...await hostChecks(paths, transport));
 
   const devices = readDevices();
+  // The target side's checks all read one reading of the nvmet tree.
+  const nvmet = target ? readNvmet(paths) : undefined;
   const dc = devicesCheck(devices);
   // RDMA devices matter over rdma: the host side's default, and the target side's when -t is
   // not given and its ports use rdma (or it has none yet).
   const tcpOnly = transport === "tcp" ||
-    (!o.transport && !initiator && !targetTransports(paths).has("rdma"));
+    (!o.transport && !initiator && !targetTransports(nvmet).has("rdma"));
   checks.push(
     tcpOnly && dc.status !== "ok"
       ? check(
@@ -196,14 +198,14 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
   if (!hostnqn) hostnqn = (await readHostFiles(paths).catch(() => undefined))?.hostnqn;
 
   if (target) {
-    checks.push(...targetChecks(paths, devices, {
+    checks.push(...targetChecks(paths, nvmet, devices, {
       trtype: o.transport,
       traddr: o.traddr,
       trsvcid: o.trsvcid,
       nqn: o.nqn,
       hostnqn,
     }, role === "target"));
-    checks.push(...await listeningChecks(paths, devices, o.timeoutMs));
+    checks.push(...await listeningChecks(nvmet, devices, o.timeoutMs));
   }
 
   if (!o.traddr) {

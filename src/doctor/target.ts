@@ -61,8 +61,8 @@ function portTransports(ports: LivePort[]): Set<Transport> {
 }
 
 /** The transports the local target's ports use (portTransports; rdma when nvmet is not there). */
-export function targetTransports(paths: DoctorPaths): Set<Transport> {
-  return portTransports(readNvmet(paths)?.ports ?? []);
+export function targetTransports(tree: LiveTree | undefined): Set<Transport> {
+  return portTransports(tree?.ports ?? []);
 }
 
 /**
@@ -186,11 +186,12 @@ export function portChecks(
 }
 
 /**
- * All target-side checks. `required` makes a missing nvmet a failure (--role target); `local` is
- * this host's addresses, for the tcp ports.
+ * All target-side checks on `tree` (readNvmet's; undefined: nvmet is not there). `required` makes
+ * a missing nvmet a failure (--role target); `local` is this host's addresses, for the tcp ports.
  */
 export function targetChecks(
   paths: DoctorPaths,
+  tree: LiveTree | undefined,
   devices: Devices,
   expect: TargetExpect,
   required: boolean,
@@ -210,7 +211,6 @@ export function targetChecks(
         `mount -t configfs none ${paths.configfs}`,
       ),
   );
-  const tree = readNvmet(paths);
   if (!tree) {
     out.push(check(
       "target.nvmet",

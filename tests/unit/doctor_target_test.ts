@@ -7,7 +7,7 @@ import { tempDir } from "../helpers.ts";
 import type { Check } from "../../src/doctor/check.ts";
 import type { Devices } from "../../src/doctor/fabric.ts";
 import type { DoctorPaths } from "../../src/doctor/paths.ts";
-import { targetChecks } from "../../src/doctor/target.ts";
+import { readNvmet, targetChecks } from "../../src/doctor/target.ts";
 
 const SUB = "nqn.2024-01.io.example:disk1";
 const SUB2 = "nqn.2024-01.io.example:disk2";
@@ -98,7 +98,7 @@ Deno.test("target: a healthy port and subsystem with the host allowed gives only
     subsystems: [{ nqn: SUB, hosts: [HOST] }],
     ports: [{ id: 1, traddr: "10.0.0.1", trsvcid: "4420", links: [SUB] }],
   });
-  const checks = targetChecks(paths, DEVS, {
+  const checks = targetChecks(paths, readNvmet(paths), DEVS, {
     traddr: "10.0.0.1",
     trsvcid: "4420",
     nqn: SUB,
@@ -115,7 +115,10 @@ Deno.test("target: a port with no subsystem linked is not enabled, with the link
     subsystems: [{ nqn: SUB, hosts: [HOST] }],
     ports: [{ id: 2, traddr: "10.0.0.1", trsvcid: "4420", links: [] }],
   });
-  const c = byId(targetChecks(paths, DEVS, { trsvcid: "4420" }, true), "target.port.2.enabled");
+  const c = byId(
+    targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420" }, true),
+    "target.port.2.enabled",
+  );
   assert.equal(c.status, "fail");
   assert.match(c.seen, /no subsystem linked: it is not enabled, nothing listens there/);
   assert.match(
@@ -130,14 +133,14 @@ Deno.test("target: a port address on no RDMA netdev fails (the bind cannot succe
     subsystems: [{ nqn: SUB, anyHost: true }],
     ports: [{ id: 3, traddr: "192.168.5.5", trsvcid: "4420", links: [SUB] }],
   });
-  const checks = targetChecks(paths, DEVS, { trsvcid: "4420" }, true);
+  const checks = targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420" }, true);
   const a = byId(checks, "target.port.3.address");
   assert.equal(a.status, "fail");
   assert.match(a.seen, /192\.168\.5\.5 is on no RDMA netdev/);
   assert.equal(byId(checks, `target.subsystem.${SUB}.hosts`).status, "warn");
   // unreadable devices: the address check says it could not determine
   const s = byId(
-    targetChecks(paths, { error: "ENOSYS" }, { trsvcid: "4420" }, true),
+    targetChecks(paths, readNvmet(paths), { error: "ENOSYS" }, { trsvcid: "4420" }, true),
     "target.port.3.address",
   );
   assert.equal(s.status, "skip");
@@ -157,7 +160,7 @@ Deno.test("target: a tcp-only target is checked as tcp: nvmet-tcp, the address o
   const local = [{ name: "eth2", address: "10.1.0.1" }];
   const e = { traddr: "10.1.0.1", trsvcid: "4420", nqn: SUB, hostnqn: HOST };
   // No -t: the ports' own transport. No RDMA device is needed for a tcp port's address.
-  const checks = targetChecks(paths, { error: "ENOSYS" }, e, true, local);
+  const checks = targetChecks(paths, readNvmet(paths), { error: "ENOSYS" }, e, true, local);
   assert.deepEqual(checks.filter((c) => c.id.includes("rdma")), []);
   assert.equal(byId(checks, "target.module.nvmet_tcp").status, "ok");
   assert.equal(checks.find((c) => c.id === "target.ports"), undefined);
@@ -167,14 +170,21 @@ Deno.test("target: a tcp-only target is checked as tcp: nvmet-tcp, the address o
   assert.match(away.seen, /10\.9\.9\.9 is on no interface of this host: nvmet-tcp cannot bind it/);
   assert.match(away.fix!, /ip addr add 10\.9\.9\.9\/24 dev IFACE/);
   // With -t tcp the port the host uses is found among the tcp ports.
-  const tcp = targetChecks(paths, { error: "ENOSYS" }, { ...e, trtype: "tcp" }, true, local);
+  const tcp = targetChecks(
+    paths,
+    readNvmet(paths),
+    { error: "ENOSYS" },
+    { ...e, trtype: "tcp" },
+    true,
+    local,
+  );
   assert.equal(byId(tcp, "target.expect.port").status, "ok");
   assert.deepEqual(
     tcp.filter((c) => c.status === "fail").map((c) => c.id),
     ["target.port.8.address"],
   );
   // -t rdma asks for what this target does not have: nvmet-rdma and an rdma port.
-  const rdma = targetChecks(paths, DEVS, { ...e, trtype: "rdma" }, true, local);
+  const rdma = targetChecks(paths, readNvmet(paths), DEVS, { ...e, trtype: "rdma" }, true, local);
   assert.equal(byId(rdma, "target.ports").status, "fail");
   assert.match(
     byId(rdma, "target.ports").seen,
@@ -200,7 +210,7 @@ Deno.test("target -n: subsystem not linked to the port for the address, host not
     ],
   });
   const e = { traddr: "10.0.0.1", trsvcid: "4420", nqn: SUB, hostnqn: HOST };
-  const checks = targetChecks(paths, DEVS, e, true);
+  const checks = targetChecks(paths, readNvmet(paths), DEVS, e, true);
   const p = byId(checks, "target.expect.port");
   assert.equal(p.status, "fail");
   assert.ok(p.seen.includes(`'${SUB}' is not linked to port 1 (10.0.0.1:4420)`), p.seen);
@@ -209,7 +219,7 @@ Deno.test("target -n: subsystem not linked to the port for the address, host not
   assert.equal(h.status, "fail");
   assert.ok(h.fix!.includes(`allowed_hosts/${HOST}`));
   const other = byId(
-    targetChecks(paths, DEVS, { ...e, trsvcid: "4430" }, true),
+    targetChecks(paths, readNvmet(paths), DEVS, { ...e, trsvcid: "4430" }, true),
     "target.expect.port",
   );
   assert.match(
@@ -217,7 +227,7 @@ Deno.test("target -n: subsystem not linked to the port for the address, host not
     /no rdma port on this target is for 10\.0\.0\.1:4430 \(rdma ports: 1 for 10\.0\.0\.1:4420, 5 for 10\.0\.0\.1:4421\)/,
   );
   const missing = byId(
-    targetChecks(paths, DEVS, { ...e, nqn: "nqn.2024-01.x:nope" }, true),
+    targetChecks(paths, readNvmet(paths), DEVS, { ...e, nqn: "nqn.2024-01.x:nope" }, true),
     "target.expect.subsystem",
   );
   assert.equal(missing.status, "fail");
@@ -230,18 +240,20 @@ Deno.test("target: no enabled namespace warns; no nvmet is a skip unless the tar
     ports: [{ id: 1, traddr: "10.0.0.1", trsvcid: "4420", links: [SUB] }],
   });
   const ns = byId(
-    targetChecks(paths, DEVS, { trsvcid: "4420" }, false),
+    targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420" }, false),
     `target.subsystem.${SUB}.namespaces`,
   );
   assert.equal(ns.status, "warn");
   assert.match(ns.fix!, /namespaces\/1\/enable/);
   const empty = { ...paths, configfs: `${d.path}/nowhere` };
   assert.equal(
-    byId(targetChecks(empty, DEVS, { trsvcid: "4420" }, false), "target.nvmet").status,
+    byId(targetChecks(empty, readNvmet(empty), DEVS, { trsvcid: "4420" }, false), "target.nvmet")
+      .status,
     "skip",
   );
   assert.equal(
-    byId(targetChecks(empty, DEVS, { trsvcid: "4420" }, true), "target.nvmet").status,
+    byId(targetChecks(empty, readNvmet(empty), DEVS, { trsvcid: "4420" }, true), "target.nvmet")
+      .status,
     "fail",
   );
 });
@@ -249,12 +261,18 @@ Deno.test("target: no enabled namespace warns; no nvmet is a skip unless the tar
 Deno.test("target: an empty nvmet tree (loaded, nothing configured) is no target unless required", async () => {
   await using d = await tempDir();
   const paths = await nvmet(d.path, { subsystems: [], ports: [] });
-  const optional = targetChecks(paths, DEVS, { trsvcid: "4420", nqn: SUB }, false);
+  const optional = targetChecks(
+    paths,
+    readNvmet(paths),
+    DEVS,
+    { trsvcid: "4420", nqn: SUB },
+    false,
+  );
   assert.deepEqual(optional.filter((c) => c.id !== "target.configfs").map((c) => c.status), [
     "skip",
   ]);
   assert.match(byId(optional, "target.nvmet").seen, /configures no port and no subsystem/);
-  const required = targetChecks(paths, DEVS, { trsvcid: "4420", nqn: SUB }, true);
+  const required = targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420", nqn: SUB }, true);
   assert.equal(byId(required, "target.ports").status, "fail");
   assert.equal(byId(required, "target.expect.subsystem").status, "fail");
 });

@@ -42,6 +42,8 @@ export async function multipathTree(root: string): Promise<Record<string, string
   };
   await path("sys/class/nvme/nvme1/nvme1c1n1", "optimized", "1");
   await path("sys/class/nvme/nvme2/nvme1c2n1", "inaccessible", "2");
+  // The second path's queue as connect --io-timeout 2 leaves it; the first has no io_timeout.
+  await w("sys/class/nvme/nvme2/nvme1c2n1/queue/io_timeout", "2000");
   const s = "sys/class/nvme-subsystem/nvme-subsys1";
   await w(`${s}/subsysnqn`, MP_NQN);
   await w(`${s}/subsystype`, "nvm");
@@ -71,6 +73,7 @@ export async function multipathTree(root: string): Promise<Record<string, string
   await w(`${p}/nvme3n1/queue/logical_block_size`, "4096");
   await w(`${p}/nvme3n1/nuse`, "128");
   await w(`${p}/nvme3n1/metadata_bytes`, "8");
+  await w(`${p}/nvme3n1/queue/io_timeout`, "30000");
   await w("dev/nvme3n1", "");
   const q = "sys/class/nvme-subsystem/nvme-subsys3";
   await w(`${q}/subsysnqn`, "nqn.2014.08.org.nvmexpress:80868086PHLJ0001");

@@ -25,14 +25,16 @@ nvme-cli leaves it out, but named on stderr, and the exit code is 1.
 
 --paths shows nvmeof's own view from sysfs alone: each subsystem with its iopolicy, its
 namespaces (with native multipath the shared head nvmeXnY and every path to it, nvmeXcYnZ: the
-controller it goes through, transport, address, controller state and ANA state) and its
-controllers (transport, address, state, cntlid, host NQN). A controller that is not live also
+controller it goes through, transport, address, controller state, ANA state and its queue's I/O
+timeout, which connect --io-timeout sets) and its controllers (transport, address, state,
+cntlid, host NQN). A controller that is not live also
 shows whether its target address answers ARP here: unanswered means the link to the target is
 down or blocked (every reconnect fails before it reaches the target); answered points at the
 target side ('nvmeof doctor' says more). With -o json its keys are the sysfs attribute names:
-{"subsystems": [{name, subsysnqn, iopolicy, multipath, namespaces: [{name, nsid, size, paths:
-[{name, controller, transport, address, state, ana_state}]}], controllers: [{…, neighbour?:
-{state: resolved|failed, address, mac?, device?}}]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
+{"subsystems": [{name, subsysnqn, iopolicy, multipath, namespaces: [{name, nsid, size,
+io_timeout? (ms, without multipath), paths: [{name, controller, transport, address, state,
+ana_state, io_timeout (ms)}]}], controllers: [{…, neighbour?: {state: resolved|failed, address,
+mac?, device?}}]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
   options: {
     paths: {
       type: "boolean",

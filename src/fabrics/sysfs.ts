@@ -41,12 +41,16 @@ export interface PathInfo {
   /** The path's ANA state; absent when the kernel has none for it (no ANA support). */
   ana_state?: string;
   ana_grpid?: number;
+  /** The path's I/O timeout in ms (its queue's `io_timeout`). */
+  io_timeout?: number;
 }
 
 /** A namespace of a subsystem: with native multipath a head and its paths. */
 export interface HeadInfo extends NamespaceInfo {
   /** Every controller's path to this namespace (empty without native multipath). */
   paths: PathInfo[];
+  /** Without native multipath: the namespace queue's I/O timeout in ms (`queue/io_timeout`). */
+  io_timeout?: number;
 }
 
 /** A controller, from /sys/class/nvme/nvmeN. */
@@ -238,7 +242,7 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
     const heads: HeadInfo[] = [];
     for (const ns of await names(dir, HEAD_DEVICE)) {
       const head = await namespaceInfo(paths, `${dir}/${ns}`, ns);
-      heads.push({ ...head, paths: headPaths(ns, controllers) });
+      heads.push({ ...head, paths: await headPaths(paths, ns, controllers) });
     }
     const multipath = heads.length > 0;
     const namespaces: HeadInfo[] = heads;
@@ -248,7 +252,7 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
         for (const ns of c.namespaces) {
           if (!seen.has(ns.name)) {
             seen.add(ns.name);
-            namespaces.push({ ...ns, paths: [] });
+            namespaces.push({ ...ns, ...await queueTimeout(paths, c.name, ns.name), paths: [] });
           }
         }
       }
@@ -270,8 +274,25 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
   return out;
 }
 
+/**
+ * The I/O timeout (ms) of namespace queue `entry` under controller `controller`: the per-path
+ * device's under native multipath, else the namespace's own (connect --io-timeout sets it).
+ */
+async function queueTimeout(
+  paths: FabricsPaths,
+  controller: string,
+  entry: string,
+): Promise<{ io_timeout?: number }> {
+  const t = await readAttr(`${controllerDir(paths, controller)}/${entry}`, "queue/io_timeout");
+  return t && /^\d+$/.test(t) ? { io_timeout: Number(t) } : {};
+}
+
 /** The paths of head `nvmeAnB`: each controller's `nvmeAcCnB`, in controller order. */
-function headPaths(head: string, controllers: ControllerInfo[]): PathInfo[] {
+async function headPaths(
+  paths: FabricsPaths,
+  head: string,
+  controllers: ControllerInfo[],
+): Promise<PathInfo[]> {
   const [, subsys, nsIndex] = HEAD_DEVICE.exec(head)!;
   const out: PathInfo[] = [];
   for (const c of controllers) {
@@ -286,6 +307,7 @@ function headPaths(head: string, controllers: ControllerInfo[]): PathInfo[] {
         state: c.state,
         ...(ns.ana_state !== undefined ? { ana_state: ns.ana_state } : {}),
         ...(ns.ana_grpid !== undefined ? { ana_grpid: ns.ana_grpid } : {}),
+        ...await queueTimeout(paths, c.name, ns.path!),
       });
     }
   }

@@ -1,7 +1,7 @@
 /**
  * nvmeof's own view of the host's NVMe topology (`nvmeof list --paths`): each subsystem with its
  * iopolicy, its namespaces (with native multipath the shared head device and every path to it:
- * controller, transport, address, controller state, ANA state) and its controllers.
+ * controller, transport, address, controller state, ANA state, I/O timeout) and its controllers.
  */
 import type { ControllerAddress, ControllerInfo, SubsystemInfo } from "../fabrics/sysfs.ts";
 import { arpWords } from "../net/neighbour.ts";
@@ -24,9 +24,9 @@ export function pathViewText(d: { subsystems: SubsystemInfo[] }): string {
     out.push(`${s.name}  ${s.subsysnqn}${tags.length ? "  " + tags.join("  ") : ""}`);
     for (const n of s.namespaces) {
       const kind = s.multipath ? `  multipath head, ${plural(n.paths.length, "path")}` : "";
-      out.push(`  ${n.name}  nsid ${n.nsid}  ${humanSize(n.size)}${kind}`);
+      out.push(`  ${n.name}  nsid ${n.nsid}  ${humanSize(n.size)}${kind}${timeout(n)}`);
       for (const p of n.paths) {
-        const ana = p.ana_state ? `  ${p.ana_state}` : "";
+        const ana = (p.ana_state ? `  ${p.ana_state}` : "") + timeout(p);
         const arp = s.controllers.find((c) =>
             c.name === p.controller
           )?.neighbour?.state === "failed"
@@ -50,6 +50,11 @@ export function pathViewText(d: { subsystems: SubsystemInfo[] }): string {
     }
   }
   return out.join("\n");
+}
+
+/** A queue's I/O timeout, as the view says it ("" when sysfs had none). */
+function timeout(q: { io_timeout?: number }): string {
+  return q.io_timeout === undefined ? "" : `  io_timeout ${q.io_timeout} ms`;
 }
 
 /** What a controller that is not live has in the ARP table, and what that means. */

@@ -54,7 +54,7 @@ Deno.test("list leaves out a namespace whose use cannot be read, names it on std
   assert.match(r.stderr, /nvmeof list --paths/);
 });
 
-Deno.test("list --paths shows the head, both paths with state and ANA state, the iopolicy, and an unanswered ARP", async () => {
+Deno.test("list --paths shows the head, both paths with state, ANA state and I/O timeout, the iopolicy, and an unanswered ARP", async () => {
   await using dir = await tempDir();
   const env = { ...await multipathTree(dir.path), NVMEOF_PROC: `${dir.path}/proc` };
   // The connecting tcp path's target address asked for and not answered (flags 0x0), on fab1.
@@ -69,7 +69,7 @@ Deno.test("list --paths shows the head, both paths with state and ANA state, the
   assert.match(r.stdout, /iopolicy round-robin/);
   assert.match(
     r.stdout,
-    /nvme1c2n1 {2}via nvme2 {2}tcp 10\.77\.0\.1:4421 {2}connecting {2}inaccessible {2}ARP unanswered/,
+    /nvme1c2n1 {2}via nvme2 {2}tcp 10\.77\.0\.1:4421 {2}connecting {2}inaccessible {2}io_timeout 2000 ms {2}ARP unanswered/,
   );
   // The controller that is not live is followed by what its ARP entry means; the live one is not.
   assert.match(
@@ -83,8 +83,13 @@ Deno.test("list --paths shows the head, both paths with state and ANA state, the
   assert.equal(s.iopolicy, "round-robin");
   assert.equal(s.multipath, true);
   assert.deepEqual(
-    s.namespaces[0].paths.map((p: Record<string, string>) => [p.controller, p.state, p.ana_state]),
-    [["nvme1", "live", "optimized"], ["nvme2", "connecting", "inaccessible"]],
+    s.namespaces[0].paths.map((p: Record<string, string>) => [
+      p.controller,
+      p.state,
+      p.ana_state,
+      p.io_timeout,
+    ]),
+    [["nvme1", "live", "optimized", undefined], ["nvme2", "connecting", "inaccessible", 2000]],
   );
   assert.deepEqual(s.controllers.map((c: { neighbour?: unknown }) => c.neighbour), [
     undefined,

@@ -95,10 +95,11 @@ async function runFailover(
         "host1",
         `${BENCH} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/nvme*c*n1/queue/io_timeout)"; done`,
       );
-      assert.deepEqual(t.trim().split("\n").sort(), [
-        `10.78.0.1 ${rig.ioTimeoutMs}`,
-        `10.78.1.1 ${rig.ioTimeoutMs}`,
-      ]);
+      const want = [`10.78.0.1 ${rig.ioTimeoutMs}`, `10.78.1.1 ${rig.ioTimeoutMs}`];
+      assert.deepEqual(t.trim().split("\n").sort(), want);
+      // And `list --paths` shows each path's, as the kernel reads it back.
+      const listed = (await listedPaths()).map((p) => `${p.address.traddr} ${p.io_timeout}`);
+      assert.deepEqual(listed.sort(), want, "list --paths -o json's io_timeout per path");
     }
     const work = `/tmp/ha_test/${tag}`;
     await must("host1", `rm -rf ${work}; ${BENCH} io_start ${dev} ${work} 400`);
@@ -137,25 +138,28 @@ export interface PathState {
   ana_state?: string;
 }
 
-/** HA_NQN's paths as host1's `nvmeof list --paths -o json` shows them, by target address. */
-export async function listPaths(): Promise<PathState[]> {
-  interface View {
-    subsystems: {
-      subsysnqn: string;
-      namespaces: {
-        paths: {
-          transport: string;
-          address: { traddr?: string };
-          state: string;
-          ana_state?: string;
-        }[];
-      }[];
-    }[];
-  }
-  const v = await jsonOn<View>("host1", ["list", "--paths"]);
+/** One path of HA_NQN's head, as `nvmeof list --paths -o json` prints it. */
+interface ListedPath {
+  transport: string;
+  address: { traddr?: string };
+  state: string;
+  ana_state?: string;
+  io_timeout?: number;
+}
+
+/** The paths of HA_NQN's head in host1's `nvmeof list --paths -o json`. */
+async function listedPaths(): Promise<ListedPath[]> {
+  const v = await jsonOn<
+    { subsystems: { subsysnqn: string; namespaces: { paths: ListedPath[] }[] }[] }
+  >("host1", ["list", "--paths"]);
   const sub = v.subsystems.find((s) => s.subsysnqn === HA_NQN);
   assert.ok(sub, `list --paths shows no ${HA_NQN}`);
-  return sub.namespaces[0].paths.map((p) => ({
+  return sub.namespaces[0].paths;
+}
+
+/** HA_NQN's paths as host1's `nvmeof list --paths -o json` shows them, by target address. */
+export async function listPaths(): Promise<PathState[]> {
+  return (await listedPaths()).map((p) => ({
     transport: p.transport,
     traddr: p.address.traddr ?? "",
     state: p.state,

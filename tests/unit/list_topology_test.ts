@@ -46,6 +46,7 @@ Deno.test("a multipath subsystem reads as one head with a path per controller an
       state: "connecting",
       ana_state: "inaccessible",
       ana_grpid: 2,
+      io_timeout: 2000,
     },
   ]);
   // Each controller still names its block device (what connect reports) and its path device.
@@ -54,7 +55,9 @@ Deno.test("a multipath subsystem reads as one head with a path per controller an
     [[["nvme1n1", "nvme1c1n1", "optimized"]], [["nvme1n1", "nvme1c2n1", "inaccessible"]]],
   );
   assert.equal(pcie.multipath, false);
-  assert.deepEqual(pcie.namespaces.map((n) => [n.name, n.paths]), [["nvme3n1", []]]);
+  assert.deepEqual(pcie.namespaces.map((n) => [n.name, n.paths, n.io_timeout]), [
+    ["nvme3n1", [], 30000],
+  ]);
   assert.equal(pcie.controllers[0].address_attr, "0000:00:04.0");
 });
 
@@ -172,7 +175,7 @@ Deno.test("list-subsys groups a subsystem reached with two host NQNs under each,
   ]);
 });
 
-Deno.test("the path view names the head, each path's controller, state and ANA state, and the iopolicy", async () => {
+Deno.test("the path view names the head, each path's controller, state, ANA state and I/O timeout, and the iopolicy", async () => {
   await using dir = await tempDir();
   await multipathTree(dir.path);
   const text = pathViewText({ subsystems: await listSubsystems(pathsOf(dir.path)) });
@@ -184,9 +187,9 @@ Deno.test("the path view names the head, each path's controller, state and ANA s
   );
   assert.match(
     text,
-    /^ {4}nvme1c2n1 {2}via nvme2 {2}tcp 10\.77\.0\.1:4421 {2}connecting {2}inaccessible$/m,
+    /^ {4}nvme1c2n1 {2}via nvme2 {2}tcp 10\.77\.0\.1:4421 {2}connecting {2}inaccessible {2}io_timeout 2000 ms$/m,
   );
-  assert.match(text, /^ {2}nvme3n1 {2}nsid 1 {2}1 MiB$/m);
+  assert.match(text, /^ {2}nvme3n1 {2}nsid 1 {2}1 MiB {2}io_timeout 30000 ms$/m);
   assert.match(text, /^ {2}nvme3 {2}pcie {2}live {2}cntlid 0$/m);
 });
 

@@ -21,7 +21,7 @@ import {
   runningKernelRelease,
 } from "./options.ts";
 import type { FabricsPaths } from "./paths.ts";
-import { controllerDir, type NamespaceInfo } from "./sysfs.ts";
+import { type NamespaceInfo, queueDir } from "./sysfs.ts";
 
 /** What `nvmeof connect` reports (JSON keys follow sysfs and the option string). */
 export interface ConnectResult {
@@ -123,7 +123,7 @@ export async function setQueueOptions(
   for (const [attr, ms] of Object.entries(namespaceQueueSettings(opts))) {
     const r = CONNECT_OPTIONS.find((r) => r.queueAttr === attr)!;
     for (const ns of namespaces) {
-      const file = `${controllerDir(paths, name)}/${ns.path ?? ns.name}/queue/${attr}`;
+      const file = `${queueDir(paths, name, ns)}/${attr}`;
       try {
         writeText(file, String(ms));
       } catch (err) {

@@ -252,7 +252,7 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
         for (const ns of c.namespaces) {
           if (!seen.has(ns.name)) {
             seen.add(ns.name);
-            namespaces.push({ ...ns, ...await queueTimeout(paths, c.name, ns.name), paths: [] });
+            namespaces.push({ ...ns, ...await queueTimeout(paths, c.name, ns), paths: [] });
           }
         }
       }
@@ -275,15 +275,20 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
 }
 
 /**
- * The I/O timeout (ms) of namespace queue `entry` under controller `controller`: the per-path
- * device's under native multipath, else the namespace's own (connect --io-timeout sets it).
+ * The queue directory of namespace `ns` under controller `controller`: its per-path device's
+ * under native multipath (`nvme1c2n1`), else its own. connect writes its settings there.
  */
+export function queueDir(paths: FabricsPaths, controller: string, ns: NamespaceInfo): string {
+  return `${namespaceDir(paths, controller, ns.path ?? ns.name)}/queue`;
+}
+
+/** The I/O timeout (ms) of `ns`'s queue under `controller` (connect --io-timeout sets it). */
 async function queueTimeout(
   paths: FabricsPaths,
   controller: string,
-  entry: string,
+  ns: NamespaceInfo,
 ): Promise<{ io_timeout?: number }> {
-  const t = await readAttr(`${controllerDir(paths, controller)}/${entry}`, "queue/io_timeout");
+  const t = await readAttr(queueDir(paths, controller, ns), "io_timeout");
   return t && /^\d+$/.test(t) ? { io_timeout: Number(t) } : {};
 }
 
@@ -307,7 +312,7 @@ async function headPaths(
         state: c.state,
         ...(ns.ana_state !== undefined ? { ana_state: ns.ana_state } : {}),
         ...(ns.ana_grpid !== undefined ? { ana_grpid: ns.ana_grpid } : {}),
-        ...await queueTimeout(paths, c.name, ns.path!),
+        ...await queueTimeout(paths, c.name, ns),
       });
     }
   }

@@ -24,7 +24,7 @@ import {
   slotSends,
 } from "../../src/rdma/ping_protocol.ts";
 import { type Accepted, answerHello } from "../../src/rdma/ping_server.ts";
-import type { ServedClient } from "../../src/rdma/serve.ts";
+import { servedClient } from "../../src/rdma/serve.ts";
 import type { CompletionQueue } from "../../src/rdma/verbs.ts";
 
 const TIMEOUT_MS = 10000;
@@ -112,14 +112,7 @@ async function server(addr: string, port: number, clients: number): Promise<void
   using listener = new Listener(addr, port);
   console.error(`floor server listening on ${addr}:${port}`);
   for (let c = 1; c <= clients; c++) {
-    const entry: ServedClient = {
-      client: c,
-      op: "?",
-      size: 0,
-      count: 0,
-      verified: 0,
-      result: "ok",
-    };
+    const entry = servedClient(c);
     let accepted: Accepted | undefined;
     const conn = await accept(
       listener,

@@ -123,13 +123,11 @@ export function clientSetup(
     prepare(ep) {
       // Least access: tx is only read by the local NIC (0); rx is written locally (read
       // responses, receives) and, for write, remotely.
-      const tx = op === "read" ? undefined : ep.pd.register(2 * size, 0);
-      const rx = ep.pd.register(
+      buffers.tx = op === "read" ? undefined : ep.pd.register(2 * size, 0);
+      const rx = buffers.rx = ep.pd.register(
         2 * size,
         IBV_ACCESS.LOCAL_WRITE | (op === "write" ? IBV_ACCESS.REMOTE_WRITE : 0),
       );
-      buffers.tx = tx;
-      buffers.rx = rx;
       return encodeHello({ op, addr: rx.addr, rkey: rx.rkey, len: 2 * size, count, size });
     },
   };

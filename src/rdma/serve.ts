@@ -31,6 +31,11 @@ export interface TurnOptions {
   note(line: string): void;
 }
 
+/** Client `n`'s entry before its hello is read. */
+export function servedClient(n: number): ServedClient {
+  return { client: n, op: "?", size: 0, count: 0, verified: 0, result: "ok" };
+}
+
 /**
  * Serves clients in turn until cancelled (a CancelledError out of a turn) or `maxClients` were
  * served: `begin` makes each client's turn around its entry in the list returned. A failed turn
@@ -42,14 +47,7 @@ export async function serveInTurn(
 ): Promise<ServedClient[]> {
   const served: ServedClient[] = [];
   for (let n = 1; o.maxClients === 0 || n <= o.maxClients; n++) {
-    const entry: ServedClient = {
-      client: n,
-      op: "?",
-      size: 0,
-      count: 0,
-      verified: 0,
-      result: "ok",
-    };
+    const entry = servedClient(n);
     const turn = begin(entry);
     try {
       await turn.run();

@@ -6,8 +6,11 @@
 # The cases run in rounds, each round in a rotated order so a burst of load hits them all; each
 # case's figures are the medians of its runs, in milliseconds: wall time (fork and exec included)
 # and CPU time (user + sys, which a busy machine disturbs less), each with its ratio to the hello
-# world's median. Goal: --version, --help and list --help within 1.3× of the hello world.
-# "main.ts --version" is nvmeof without the launcher script, to tell the launcher's own cost apart.
+# world's median. Goal: --version, --help and the --help of every command and subcommand within
+# 1.3× of the hello world; the list of commands comes from the command table (src/commands/mod.ts),
+# so a new command is measured too. Each row ends with its verdict against that goal, on the wall
+# ratio and on the CPU ratio. "main.ts --version" is nvmeof without the launcher script, to tell
+# the launcher's own cost apart.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 deno=$(deno_bin) || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
@@ -17,7 +20,17 @@ trap 'rm -rf "$work"' EXIT
 echo 'console.log("hello");' >"$work/hello.ts"
 cd "$NVMEOF_ROOT"
 
-labels=("hello world" "main.ts --version" "nvmeof --version" "nvmeof --help" "nvmeof list --help")
+GOAL=1.3
+# Every command path of the table ("list", "target up"), one a line, read from the table itself.
+mapfile -t commands < <("$deno" eval --quiet --cached-only --frozen '
+  import { COMMANDS } from "./src/commands/mod.ts";
+  for (const c of COMMANDS) {
+    console.log(c.name);
+    for (const s of c.subcommands ?? []) console.log(`${c.name} ${s.name}`);
+  }')
+[ "${#commands[@]}" -gt 0 ] || die "bench: no command read from src/commands/mod.ts"
+labels=("hello world" "main.ts --version" "nvmeof --version" "nvmeof --help")
+for c in "${commands[@]}"; do labels+=("nvmeof $c --help"); done
 # run I: runs case I once, its output discarded.
 run() {
   case "$1" in
@@ -25,7 +38,8 @@ run() {
     1) "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" main.ts --version ;;
     2) scripts/nvmeof --version ;;
     3) scripts/nvmeof --help ;;
-    4) scripts/nvmeof list --help ;;
+    # shellcheck disable=SC2086 # a command path is words: "target up"
+    *) scripts/nvmeof ${commands[$1 - 4]} --help ;;
   esac >/dev/null 2>&1
 }
 
@@ -52,8 +66,17 @@ median() {
 wall0=$(median 0 1)
 cpu0=$(median 0 2)
 printf 'deno %s, %d runs each, medians; ratio: to the hello world\n' "$DENO_VERSION" "$RUNS"
-printf '%-20s %9s %7s %9s %7s\n' "case" "wall ms" "ratio" "cpu ms" "ratio"
+printf 'verdict: ok when the ratio is at most %s, wall and cpu each\n' "$GOAL"
+printf '%-36s %9s %7s %9s %7s  %s\n' "case" "wall ms" "ratio" "cpu ms" "ratio" "verdict"
+over=0
 for ((c = 0; c < n; c++)); do
-  awk -v l="${labels[c]}" -v w="$(median "$c" 1)" -v w0="$wall0" -v u="$(median "$c" 2)" -v u0="$cpu0" \
-    'BEGIN {printf "%-20s %9.1f %6.2fx %9.1f %6.2fx\n", l, w / 1000, w / w0, u / 1000, u / u0}'
+  line=$(awk -v l="${labels[c]}" -v w="$(median "$c" 1)" -v w0="$wall0" -v u="$(median "$c" 2)" \
+    -v u0="$cpu0" -v g="$GOAL" 'BEGIN {
+      rw = w / w0; ru = u / u0
+      v = (rw <= g && ru <= g) ? "ok" : (rw > g && ru > g) ? "OVER" : rw > g ? "over (wall)" : "over (cpu)"
+      printf "%-36s %9.1f %6.2fx %9.1f %6.2fx  %s\n", l, w / 1000, rw, u / 1000, ru, v
+    }')
+  printf '%s\n' "$line"
+  [[ $line == *ok ]] || over=$((over + 1))
 done
+printf '%d of %d cases over %s× of the hello world\n' "$over" "$((n - 1))" "$GOAL"

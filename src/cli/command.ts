@@ -87,26 +87,41 @@ export interface CommandEntry extends CommandListing {
   load(): Promise<CommandDetails>;
 }
 
-/** A row with its module loaded (and its subcommands'): what help, completions and main use. */
-export interface Command extends CommandListing, CommandDetails {
+/**
+ * A row with its own module loaded, its subcommands listed by name and summary only: what main,
+ * the parser and help use, so that `nvmeof target --help` loads no subcommand's module.
+ */
+export interface LoadedCommand extends CommandListing, CommandDetails {}
+
+/** A row with its module loaded and its subcommands' too: what completions use. */
+export interface Command extends LoadedCommand {
   subcommands?: Command[];
 }
 
-/** Loads a row's module and its subcommands' modules. */
-export async function loadCommand(entry: CommandEntry): Promise<Command> {
-  const [details, subcommands] = await Promise.all([
-    entry.load(),
-    entry.subcommands ? loadCommands(entry.subcommands) : undefined,
-  ]);
-  return {
-    ...details,
-    name: entry.name,
-    summary: entry.summary,
-    ...(subcommands ? { subcommands } : {}),
-  };
+/** Loads a row's own module; its subcommands stay listings (loaded when one of them is named). */
+export async function loadCommand(entry: CommandEntry): Promise<LoadedCommand> {
+  return { ...await entry.load(), ...listing(entry) };
 }
 
-/** Loads every row of a table (for completions, and tests over the whole table). */
+/** A row's name, summary and subcommands' listings: what the table says without loading. */
+function listing(entry: CommandListing): CommandListing {
+  const out: CommandListing = { name: entry.name, summary: entry.summary };
+  if (entry.subcommands) out.subcommands = entry.subcommands.map(listing);
+  return out;
+}
+
+/** Loads every row of a table with its subcommands (for completions, and tests over the table). */
 export function loadCommands(entries: CommandEntry[]): Promise<Command[]> {
-  return Promise.all(entries.map(loadCommand));
+  return Promise.all(entries.map(async (entry) => {
+    const [details, subcommands] = await Promise.all([
+      entry.load(),
+      entry.subcommands ? loadCommands(entry.subcommands) : undefined,
+    ]);
+    return {
+      ...details,
+      name: entry.name,
+      summary: entry.summary,
+      ...(subcommands ? { subcommands } : {}),
+    };
+  }));
 }

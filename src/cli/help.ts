@@ -1,4 +1,4 @@
-import type { Command, CommandListing, OptionSpec } from "./command.ts";
+import type { CommandListing, LoadedCommand, OptionSpec } from "./command.ts";
 import { GLOBAL_OPTIONS } from "./global.ts";
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
@@ -18,7 +18,7 @@ function optionLines(options: Record<string, OptionSpec>): string[] {
 }
 
 /** Help text of a command; `path` is its full name (`["target", "up"]`). */
-export function commandHelp(cmd: Command, path: string[]): string {
+export function commandHelp(cmd: LoadedCommand, path: string[]): string {
   const name = ["nvmeof", ...path].join(" ");
   const out: string[] = [];
   out.push(`${name}: ${cmd.summary}`, "");

@@ -1,8 +1,8 @@
 import {
-  type Command,
   type CommandEntry,
   type GlobalOptions,
   loadCommand,
+  type LoadedCommand,
   type OptionSpec,
   type OptionValues,
 } from "./command.ts";
@@ -12,7 +12,7 @@ import { UsageError } from "../errors.ts";
 /** The result of matching argv against the command table. */
 export interface Invocation {
   /** The matched command, or undefined for bare `nvmeof [--help|--version]`. */
-  command?: Command;
+  command?: LoadedCommand;
   /** Its full name, e.g. ["target", "up"]. */
   path: string[];
   values: OptionValues;
@@ -79,7 +79,7 @@ export async function parseInvocation(
     rest.push(arg);
   }
 
-  const command: Command | undefined = entry && await loadCommand(entry);
+  const command: LoadedCommand | undefined = entry && await loadCommand(entry);
   // A command with subcommands takes positionals only if it also runs on its own.
   if (command && stray !== undefined && !command.run) {
     throw new UsageError(`Unknown subcommand '${stray}' of 'nvmeof ${path.join(" ")}'.`, {

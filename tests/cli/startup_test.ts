@@ -100,6 +100,7 @@ Deno.test("--version and --help load no command module", async () => {
 Deno.test("a command's --help, or a run, loads that command's module only", async () => {
   assert.deepEqual((await loadedFor(["list", "--help"])).loaded, ["list"]);
   assert.deepEqual((await loadedFor(["target", "up", "--help"])).loaded, ["target up"]);
+  assert.deepEqual((await loadedFor(["target", "--help"])).loaded, ["target"]);
   assert.deepEqual((await loadedFor(["help", "rdma", "ping"])).loaded, ["help", "rdma ping"]);
   assert.deepEqual((await loadedFor(["version"])).loaded, ["version"]);
 });

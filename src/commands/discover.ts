@@ -6,12 +6,8 @@ import { EXIT } from "../errors.ts";
 import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLog, logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
-import {
-  ADDRESS_FLAGS,
-  HOST_FLAGS,
-  hostFromFlags,
-  resolvedAddressFromFlags,
-} from "../fabrics/flags.ts";
+import { ADDRESS_FLAGS, HOST_FLAGS } from "../cli/fabrics_flags.ts";
+import { hostFromFlags, resolvedAddressFromFlags } from "../fabrics/flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 

@@ -3,15 +3,28 @@
  * controller: nvme-cli's flag (long name, short letter), the token of the /dev/nvme-fabrics
  * option string, the key in nvmeof's saved connections, the key in nvme-cli's config.json
  * (libnvme), what values it takes, the transports and the first Linux release that has it, and
- * what a shell may offer after it. Flags (flags.ts), the option string (options.ts), saved
- * connections and the nvme-cli import (persist/) and completions all read this table.
+ * what a shell may offer after it. Flags (src/cli/fabrics_flags.ts), the option string
+ * (options.ts), saved connections and the nvme-cli import (persist/) and completions all read this
+ * table.
  *
  * Sources: nvme-cli 2.x fabrics.c (NVMF_ARGS), libnvme fabrics.c (build_options), Linux
  * drivers/nvme/host/fabrics.c (opt_tokens and their checks) and the transports' allowed_opts.
  * The identity and address flags (-t -a -s -n -q -I -w) have their own checks in options.ts and
  * are listed in ADDRESS_COMPLETIONS for completions only.
  */
-import type { Transport } from "./options.ts";
+/** The NVMe/RDMA port (also used for RDMA discovery). */
+export const DEFAULT_TRSVCID = "4420";
+/** nvme-cli always writes ctrl_loss_tmo; the kernel's default is also 600 s. */
+export const DEFAULT_CTRL_LOSS_TMO = 600;
+
+/** Transports this product connects over. */
+export const TRANSPORTS = ["rdma", "tcp"] as const;
+export type Transport = typeof TRANSPORTS[number];
+
+/** Whether `t` names a transport nvmeof speaks. */
+export function isTransport(t: string): t is Transport {
+  return (TRANSPORTS as readonly string[]).includes(t);
+}
 
 /** The ConnectOptions fields the table defines. */
 export type TableField =

@@ -11,23 +11,20 @@ import {
   CONNECT_OPTIONS,
   type ConnectOptionRow,
   flagLabel,
+  isTransport,
   type KernelVersion,
+  type Transport,
   versionText,
 } from "./connect_table.ts";
 
-/** The NVMe/RDMA port (also used for RDMA discovery). */
-export const DEFAULT_TRSVCID = "4420";
-/** nvme-cli always writes ctrl_loss_tmo; the kernel's default is also 600 s. */
-export const DEFAULT_CTRL_LOSS_TMO = 600;
-
-/** Transports this product connects over. */
-export const TRANSPORTS = ["rdma", "tcp"] as const;
-export type Transport = typeof TRANSPORTS[number];
-
-/** Whether `t` names a transport nvmeof speaks. */
-export function isTransport(t: string): t is Transport {
-  return (TRANSPORTS as readonly string[]).includes(t);
-}
+// Defined with the connect-option table, which the flags' help reads without this module's checks.
+export {
+  DEFAULT_CTRL_LOSS_TMO,
+  DEFAULT_TRSVCID,
+  isTransport,
+  type Transport,
+  TRANSPORTS,
+} from "./connect_table.ts";
 
 /** What a connect (or a discovery connect) asks of the kernel. */
 export interface ConnectOptions {

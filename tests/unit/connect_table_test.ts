@@ -16,7 +16,8 @@ import {
   rowOf,
   rowOfToken,
 } from "../../src/fabrics/connect_table.ts";
-import { isHostName, TUNING_FLAGS, tuningFromFlags } from "../../src/fabrics/flags.ts";
+import { TUNING_FLAGS } from "../../src/cli/fabrics_flags.ts";
+import { isHostName, tuningFromFlags } from "../../src/fabrics/flags.ts";
 import {
   buildOptionString,
   checkKernelOptions,

@@ -1,5 +1,5 @@
 /** Flags the `target` subcommands share. */
-import { defaultSpecFile } from "../target/spec.ts";
+import { defaultSpecFile } from "../target/spec_file.ts";
 
 /** -f FILE: the target spec. */
 export const specFlag = {

@@ -5,7 +5,7 @@
  */
 import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { hostPaths } from "../paths.ts";
+import { defaultSpecFile } from "./spec_file.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 import type { AnaState } from "../configfs/nvmet.ts";
 import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";
@@ -14,6 +14,9 @@ import { validateAnaReferences } from "./validate/ana.ts";
 import { validateHosts } from "./validate/hosts.ts";
 import { validatePorts } from "./validate/ports.ts";
 import { validateSubsystems } from "./validate/subsystems.ts";
+
+// Re-exported for the spec's readers; defined apart so that --help does not load this module.
+export { defaultSpecFile };
 
 // The key lists, ranges and allowed values the validators use come from the definitions in
 // schema.ts, which `nvmeof target schema` prints: the validator and the schema cannot drift apart.
@@ -260,9 +263,4 @@ export async function loadSpecFile(
   }
   const source = `'${path}'`;
   return validateSpec(await parseSpecText(text, source), { ...options, source });
-}
-
-/** Where `target up/down/check/enable` look without -f: target.yaml in NVMEOF_ETC (/etc/nvmeof). */
-export function defaultSpecFile(env: (name: string) => string | undefined = Deno.env.get): string {
-  return `${hostPaths(env).etc}/target.yaml`;
 }

@@ -4,13 +4,6 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { EXIT } from "../errors.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
-import { listSubsystems } from "../fabrics/sysfs.ts";
-import { listDevices, withNeighbours } from "../fabrics/topology.ts";
-import { versioned } from "../output/contract.ts";
-import { devicesJson, devicesText } from "../output/nvme_cli.ts";
-import { pathViewText } from "../output/path_view.ts";
-import { hostPaths } from "../paths.ts";
 
 /** `nvmeof list`. */
 export const listCommand: CommandDetails = {
@@ -48,6 +41,13 @@ mac?, device?}}]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
     "nvmeof list --paths -o json | jq '.subsystems[].namespaces[].paths[] | {name, state, ana_state}'",
   ],
   async run(ctx) {
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { listSubsystems } = await import("../fabrics/sysfs.ts");
+    const { listDevices, withNeighbours } = await import("../fabrics/topology.ts");
+    const { versioned } = await import("../output/contract.ts");
+    const { devicesJson, devicesText } = await import("../output/nvme_cli.ts");
+    const { pathViewText } = await import("../output/path_view.ts");
+    const { hostPaths } = await import("../paths.ts");
     const paths = fabricsPaths();
     const subsystems = await listSubsystems(paths);
     if (ctx.values.paths) {

@@ -3,11 +3,6 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { quote, UsageError } from "../errors.ts";
-import { readHostFiles } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
-import { listSubsystems } from "../fabrics/sysfs.ts";
-import { groupByHost } from "../fabrics/topology.ts";
-import { subsysJson, subsysText } from "../output/nvme_cli.ts";
 
 /** `nvmeof list-subsys`. */
 export const listSubsysCommand: CommandDetails = {
@@ -28,6 +23,11 @@ states and the iopolicy.`,
     "nvmeof list-subsys /dev/nvme1n1 -o json   # with each path's ANAState",
   ],
   async run(ctx) {
+    const { readHostFiles } = await import("../fabrics/host_identity.ts");
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { listSubsystems } = await import("../fabrics/sysfs.ts");
+    const { groupByHost } = await import("../fabrics/topology.ts");
+    const { subsysJson, subsysText } = await import("../output/nvme_cli.ts");
     if (ctx.positionals.length > 1) {
       throw new UsageError(`Give at most one namespace, not ${ctx.positionals.length}.`, {
         hint: "e.g. nvmeof list-subsys /dev/nvme1n1",

@@ -6,11 +6,12 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { dryRunFlag } from "../cli/target_flags.ts";
 import { ANA_STATES } from "../configfs/nvmet.ts";
 import { UsageError } from "../errors.ts";
-import { versioned } from "../output/contract.ts";
-import { type AnaResult, setAnaState } from "../target/ana.ts";
-import { planText } from "../target/report.ts";
+import type { AnaResult } from "../target/ana.ts";
 
-function anaRun(ctx: RunContext): Promise<CommandResult> {
+async function anaRun(ctx: RunContext): Promise<CommandResult> {
+  const { versioned } = await import("../output/contract.ts");
+  const { setAnaState } = await import("../target/ana.ts");
+  const { planText } = await import("../target/report.ts");
   const v = ctx.values;
   for (const f of ["port", "state"]) {
     if (v[f] === undefined) {
@@ -35,7 +36,7 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
       data.groups.map((g) => g.id).join(", ")
     } are ${data.state} already.`,
   );
-  return Promise.resolve({
+  return {
     data: versioned(data),
     text: (d) => {
       const r = d as AnaResult;
@@ -44,7 +45,7 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
         : "";
       return steps(d) + tail;
     },
-  });
+  };
 }
 
 /** `nvmeof target ana`. */

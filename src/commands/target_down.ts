@@ -4,11 +4,11 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { dryRunFlag, specFlag } from "../cli/target_flags.ts";
 import { UsageError } from "../errors.ts";
-import { versioned } from "../output/contract.ts";
-import { planText } from "../target/report.ts";
-import { targetDown } from "../target/up.ts";
 
 async function downRun(ctx: RunContext): Promise<CommandResult> {
+  const { versioned } = await import("../output/contract.ts");
+  const { planText } = await import("../target/report.ts");
+  const { targetDown } = await import("../target/up.ts");
   const v = ctx.values;
   const all = v.all === true;
   if (all && v.file !== undefined) {

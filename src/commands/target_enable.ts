@@ -4,8 +4,6 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
-import { persistPaths } from "../persist/paths.ts";
-import { selfPath } from "../persist/self.ts";
 import {
   installUnit,
   removeUnit,
@@ -19,6 +17,8 @@ function absolute(file: string): string {
 }
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
+  const { persistPaths } = await import("../persist/paths.ts");
+  const { selfPath } = await import("../persist/self.ts");
   const paths = persistPaths();
   // The unit must not fail at every boot on a spec that is wrong now: validate it first.
   const { defaultSpecFile, loadSpecFile } = await import("../target/spec.ts");
@@ -40,6 +40,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 async function disableRun(ctx: RunContext): Promise<CommandResult> {
+  const { persistPaths } = await import("../persist/paths.ts");
   const change = await removeUnit(persistPaths(), TARGET_UNIT, {
     now: ctx.values.now === true,
     dryRun: ctx.values["dry-run"] === true,

@@ -3,10 +3,10 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { persistPaths } from "../persist/paths.ts";
-import { importNvmetcliFile } from "../target/nvmetcli.ts";
 
 async function importRun(ctx: RunContext): Promise<CommandResult> {
+  const { persistPaths } = await import("../persist/paths.ts");
+  const { importNvmetcliFile } = await import("../target/nvmetcli.ts");
   const file = ctx.values["from-nvmetcli"] as string | undefined;
   if (!file) {
     throw new UsageError("Name the nvmetcli file: --from-nvmetcli FILE.json.", {

@@ -3,7 +3,6 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { toJson } from "../output/render.ts";
-import { targetSpecSchema } from "../target/schema.ts";
 
 /** `nvmeof target schema`. */
 export const targetSchemaCommand: CommandDetails = {
@@ -18,8 +17,9 @@ The output is JSON with or without -o json.`,
     "nvmeof target schema > /etc/nvmeof/target.schema.json",
     "nvmeof target schema | jq '.[\"$defs\"].port.properties | keys'",
   ],
-  run() {
+  async run() {
+    const { targetSpecSchema } = await import("../target/schema.ts");
     const schema = targetSpecSchema();
-    return Promise.resolve({ data: schema, text: () => toJson(schema) });
+    return { data: schema, text: () => toJson(schema) };
   },
 };

@@ -3,11 +3,11 @@
  * (src/target/nvmetcli.ts).
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { treeToNvmetcli } from "../target/nvmetcli.ts";
-import { treeToSpec } from "../target/show.ts";
-import { readTarget } from "../target/up.ts";
 
 async function showRun(ctx: RunContext): Promise<CommandResult> {
+  const { treeToNvmetcli } = await import("../target/nvmetcli.ts");
+  const { treeToSpec } = await import("../target/show.ts");
+  const { readTarget } = await import("../target/up.ts");
   const { live, loaded } = readTarget(ctx.global.configfs);
   if (!loaded) {
     ctx.note(

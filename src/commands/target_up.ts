@@ -5,10 +5,7 @@ import type { CommandDetails, CommandResult, OptionValues, RunContext } from "..
 import { dryRunFlag, specFlag } from "../cli/target_flags.ts";
 import { UsageError } from "../errors.ts";
 import type { OneLineInput } from "../target/one_line.ts";
-import { versioned } from "../output/contract.ts";
-import { planText } from "../target/report.ts";
 import { specEnum } from "../target/schema.ts";
-import { targetUp } from "../target/up.ts";
 
 /** Flags of the one-line form besides --nqn. */
 const ONE_LINE_ONLY = [
@@ -65,6 +62,9 @@ function oneLineInput(v: OptionValues): OneLineInput {
 }
 
 async function upRun(ctx: RunContext): Promise<CommandResult> {
+  const { versioned } = await import("../output/contract.ts");
+  const { planText } = await import("../target/report.ts");
+  const { targetUp } = await import("../target/up.ts");
   const v = ctx.values;
   const oneLine = v.nqn !== undefined;
   if (oneLine && v.file !== undefined) {

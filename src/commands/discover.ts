@@ -3,13 +3,8 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { EXIT } from "../errors.ts";
-import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
-import { discover } from "../fabrics/controller.ts";
-import { type DiscoveryLog, logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
+import type { DiscoveryLog } from "../fabrics/discovery_log.ts";
 import { ADDRESS_FLAGS, HOST_FLAGS } from "../cli/fabrics_flags.ts";
-import { hostFromFlags, resolvedAddressFromFlags } from "../fabrics/flags.ts";
-import { resolveHostIdentity } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
 
 /** `nvmeof discover`. */
 export const discoverCommand: CommandDetails = {
@@ -30,6 +25,11 @@ list with one log per line. Exit 1 if any of them failed.`,
     "nvmeof discover   # every controller of /etc/nvme/discovery.conf",
   ],
   async run(ctx) {
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { hostFromFlags, resolvedAddressFromFlags } = await import("../fabrics/flags.ts");
+    const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
+    const { discover } = await import("../fabrics/controller.ts");
+    const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
     const paths = fabricsPaths();
     if (ctx.values.traddr === undefined) return await discoverConfRun(ctx);
     const address = await resolvedAddressFromFlags(ctx.values);
@@ -50,6 +50,12 @@ list with one log per line. Exit 1 if any of them failed.`,
 
 /** `discover` without -a: each discovery controller of discovery.conf, as nvme-cli does. */
 async function discoverConfRun(ctx: RunContext): Promise<CommandResult> {
+  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { hostFromFlags } = await import("../fabrics/flags.ts");
+  const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
+  const { requireDiscoveryConf } = await import("../persist/discovery_conf.ts");
+  const { discover } = await import("../fabrics/controller.ts");
+  const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
   const paths = fabricsPaths();
   const id = await resolveHostIdentity(hostFromFlags(ctx.values), paths);
   const conf = await requireDiscoveryConf(paths.etcNvme, id);

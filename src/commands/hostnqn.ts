@@ -2,8 +2,6 @@
  * `nvmeof hostnqn`: the host NQN and host ID used for connects (nvme-cli's /etc/nvme files).
  */
 import type { CommandDetails } from "../cli/command.ts";
-import { generateHostFiles, resolveHostIdentity } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
 
 /** `nvmeof hostnqn`. */
 export const hostnqnCommand: CommandDetails = {
@@ -22,6 +20,8 @@ takes the UUID of an existing host NQN. Give the host NQN to the target's allowe
     "nvmeof hostnqn -o json",
   ],
   async run(ctx) {
+    const { generateHostFiles, resolveHostIdentity } = await import("../fabrics/host_identity.ts");
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
     const paths = fabricsPaths();
     if (ctx.values.generate === true) {
       const g = await generateHostFiles(paths);

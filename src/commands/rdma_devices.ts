@@ -3,7 +3,7 @@
  */
 import type { CommandDetails, CommandResult } from "../cli/command.ts";
 import { EnvironmentError } from "../errors.ts";
-import { describeRdmaDevices, type DeviceInfo } from "../rdma/devices.ts";
+import type { DeviceInfo } from "../rdma/devices.ts";
 
 function text(devices: DeviceInfo[]): string {
   const out: string[] = [];
@@ -52,7 +52,8 @@ export const rdmaDevicesCommand: CommandDetails = {
     "nvmeof rdma devices",
     "nvmeof rdma devices -o json   # keys are the verbs names (active_mtu, phys_state, gid_tbl_len …)",
   ],
-  run(): Promise<CommandResult<DeviceInfo[]>> {
+  async run(): Promise<CommandResult<DeviceInfo[]>> {
+    const { describeRdmaDevices } = await import("../rdma/devices.ts");
     const devices = describeRdmaDevices();
     if (devices.length === 0) {
       throw new EnvironmentError("No RDMA device found.", {
@@ -60,6 +61,6 @@ export const rdmaDevicesCommand: CommandDetails = {
           "rdma link add rxe0 type rxe netdev IFACE.",
       });
     }
-    return Promise.resolve({ data: devices, text });
+    return { data: devices, text };
   },
 };

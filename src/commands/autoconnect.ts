@@ -5,10 +5,6 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
-import { checkInt } from "../fabrics/options.ts";
-import { loadConnections } from "../persist/connections.ts";
-import { connectionsFile, persistPaths } from "../persist/paths.ts";
-import { selfPath } from "../persist/self.ts";
 import {
   AUTOCONNECT_UNIT,
   autoconnectUnitText,
@@ -19,6 +15,10 @@ import {
 } from "../persist/systemd.ts";
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
+  const { checkInt } = await import("../fabrics/options.ts");
+  const { loadConnections } = await import("../persist/connections.ts");
+  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { selfPath } = await import("../persist/self.ts");
   const paths = persistPaths();
   const file = connectionsFile(paths);
   // A broken connections file would fail at every boot: read and check it now.
@@ -47,6 +47,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 async function disableRun(ctx: RunContext): Promise<CommandResult> {
+  const { persistPaths } = await import("../persist/paths.ts");
   const change = await removeUnit(persistPaths(), AUTOCONNECT_UNIT, {
     dryRun: ctx.values["dry-run"] === true,
   });

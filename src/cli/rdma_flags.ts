@@ -4,11 +4,7 @@
  */
 import type { CommandResult, RunContext } from "./command.ts";
 import { intFlag, stringFlag } from "./parse.ts";
-import { Listener, Trace } from "../rdma/connection.ts";
-import { serve } from "../rdma/ping_server.ts";
-import { rpingServe } from "../rdma/rping.ts";
 import type { ServedClient } from "../rdma/serve.ts";
-import { Canceller } from "../rdma/wait.ts";
 
 /** rping's port, and so ours. */
 export const DEFAULT_PORT = 7174;
@@ -53,6 +49,10 @@ function serverText(r: ServerResult): string {
 
 /** Runs the server side until SIGINT/SIGTERM (or --clients N): shared by ping and bw. */
 export async function runServer(ctx: RunContext, kind: string): Promise<CommandResult> {
+  const { Listener, Trace } = await import("../rdma/connection.ts");
+  const { serve } = await import("../rdma/ping_server.ts");
+  const { rpingServe } = await import("../rdma/rping.ts");
+  const { Canceller } = await import("../rdma/wait.ts");
   const v = ctx.values;
   const host = stringFlag(v, "traddr") ?? "0.0.0.0";
   const port = intFlag(v, "port", DEFAULT_PORT, 1, 65535);

@@ -3,8 +3,7 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { bwClient, type BwResult } from "../rdma/bw.ts";
-import { Canceller } from "../rdma/wait.ts";
+import type { BwResult } from "../rdma/bw.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
 
@@ -33,6 +32,8 @@ export const rdmaBwCommand: CommandDetails = {
     "nvmeof rdma bw -a 10.77.0.1 --size 4096 --time 5 -o json",
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
+    const { bwClient } = await import("../rdma/bw.ts");
+    const { Canceller } = await import("../rdma/wait.ts");
     const v = ctx.values;
     if (v.server) return runServer(ctx, "bw");
     const host = stringFlag(v, "traddr");

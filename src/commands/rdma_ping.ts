@@ -5,25 +5,24 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
+import type { Trace, traceLines } from "../rdma/connection.ts";
 import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
-import { Trace, traceLines } from "../rdma/connection.ts";
-import { pingClient, type PingResult } from "../rdma/ping.ts";
-import { Canceller } from "../rdma/wait.ts";
-import { rpingClient, type RpingResult } from "../rdma/rping.ts";
+import type { PingResult } from "../rdma/ping.ts";
+import type { RpingResult } from "../rdma/rping.ts";
 
 /** Attaches the trace so far to an error (so a failed connect still shows its steps). */
-export function withTrace(err: unknown, trace: Trace): unknown {
+function withTrace(err: unknown, trace: Trace, lines: typeof traceLines): unknown {
   if (!trace.enabled || !(err instanceof NvmeofError) || trace.steps.length === 0) return err;
-  const lines = traceLines(trace.steps).join("\n");
+  const text = lines(trace.steps).join("\n");
   Object.defineProperty(err, "hint", {
-    value: `${err.hint ? err.hint + "\n" : ""}trace so far:\n${lines}`,
+    value: `${err.hint ? err.hint + "\n" : ""}trace so far:\n${text}`,
   });
   return err;
 }
 
-function clientText(r: PingResult): string {
+function clientText(r: PingResult, lines: typeof traceLines): string {
   const out: string[] = [];
-  if (r.trace) out.push(...traceLines(r.trace), "");
+  if (r.trace) out.push(...lines(r.trace), "");
   const l = r.latency;
   out.push(
     `${r.op} ${r.size} B to ${r.traddr}:${r.trsvcid}: ${r.verified}/${r.count} verified` +
@@ -93,6 +92,10 @@ export const rdmaPingCommand: CommandDetails = {
     "nvmeof rdma ping --server --rping -a 10.77.0.1  # for: rping -c -a 10.77.0.1 -C 10 -v -V",
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
+    const { Trace, traceLines } = await import("../rdma/connection.ts");
+    const { Canceller } = await import("../rdma/wait.ts");
+    const { pingClient } = await import("../rdma/ping.ts");
+    const { rpingClient } = await import("../rdma/rping.ts");
     const v = ctx.values;
     if (v.server) return runServer(ctx, "ping");
     const host = stringFlag(v, "traddr");
@@ -132,9 +135,9 @@ export const rdmaPingCommand: CommandDetails = {
         count: intFlag(v, "count", 1000, 1),
         warmup: intFlag(v, "warmup", 0, 0, 1 << 24),
       });
-      return { data: r, text: clientText as (d: unknown) => string };
+      return { data: r, text: (d) => clientText(d as PingResult, traceLines) };
     } catch (err) {
-      throw withTrace(err, trace);
+      throw withTrace(err, trace, traceLines);
     }
   },
 };

@@ -12,13 +12,10 @@ import { IO, type KeyedSgl, rwSqe } from "./capsule.ts";
 import { NvmeQueue } from "./queue.ts";
 import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
-export const RW_MODES = ["randread", "read", "randwrite", "write", "verify"] as const;
-export type RwMode = typeof RW_MODES[number];
+import { type RwMode, writes } from "./bench_options.ts";
 
-/** Whether the mode writes (and so destroys data). */
-export function writes(rw: RwMode): boolean {
-  return rw === "randwrite" || rw === "write" || rw === "verify";
-}
+// Defined apart, for the flags' help; re-exported for the engine's readers.
+export { DEFAULT_POLL_MS, RW_MODES, type RwMode, writes } from "./bench_options.ts";
 
 /**
  * The least access the data buffer needs: reads are RDMA-WRITTEN into it by the target
@@ -160,9 +157,6 @@ export interface DriveOptions {
    */
   pollMs: number;
 }
-
-/** The default of `--poll-ms`: poll through a whole I/O under an emulated CPU. */
-export const DEFAULT_POLL_MS = 10;
 
 /** How often the loop lets the event loop run (Keep Alive timer, signals) and checks health. */
 const YIELD_MS = 5;

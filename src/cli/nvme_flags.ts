@@ -5,9 +5,6 @@
 import type { OptionSpec, OptionValues } from "./command.ts";
 import { intFlag } from "./parse.ts";
 import { ADDRESS_FLAGS, HOST_FLAGS } from "./fabrics_flags.ts";
-import { addressFromFlags, hostFromFlags } from "../fabrics/flags.ts";
-import { resolveHostIdentity } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
 import type { ControllerOptions } from "../nvme/controller.ts";
 
 /** -a and -s: the target's address and port (RDMA only). */
@@ -33,6 +30,9 @@ export const TIMEOUT_FLAG: OptionSpec = {
 export async function hostIdentityFromFlags(
   values: OptionValues,
 ): Promise<{ hostnqn: string; hostid: string }> {
+  const { hostFromFlags } = await import("../fabrics/flags.ts");
+  const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
+  const { fabricsPaths } = await import("../fabrics/paths.ts");
   const host = hostFromFlags(values);
   if (host.hostnqn !== undefined && host.hostid === undefined) {
     try {
@@ -57,6 +57,7 @@ export async function controllerFromFlags(
   values: OptionValues,
   subnqn: string,
 ): Promise<ControllerOptions> {
+  const { addressFromFlags } = await import("../fabrics/flags.ts");
   const address = addressFromFlags({ ...values, transport: "rdma" });
   const id = await hostIdentityFromFlags(values);
   return {

@@ -10,9 +10,8 @@ import {
   TARGET_FLAGS,
   TIMEOUT_FLAG,
 } from "../cli/nvme_flags.ts";
-import { DEFAULT_POLL_MS, RW_MODES, type RwMode, writes } from "../nvme/bench.ts";
-import { type BenchParams, runBench } from "../nvme/bench_run.ts";
-import { Canceller } from "../rdma/wait.ts";
+import { DEFAULT_POLL_MS, RW_MODES, type RwMode, writes } from "../nvme/bench_options.ts";
+import type { BenchParams } from "../nvme/bench_run.ts";
 import { intFlag, optionalIntFlag, requiredStringFlag } from "../cli/parse.ts";
 
 /** I/O queue entries by default: nvme-cli's and the kernel's NVMF_DEF_QUEUE_SIZE. */
@@ -156,6 +155,8 @@ error naming the queue.`,
     "nvmeof bench -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 --rw verify --ios 10000 --allow-write",
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
+    const { runBench } = await import("../nvme/bench_run.ts");
+    const { Canceller } = await import("../rdma/wait.ts");
     const v = ctx.values;
     const p = benchParams(v);
     const target = await controllerFromFlags(v, requiredStringFlag(v, "nqn", NQN_MISSING));

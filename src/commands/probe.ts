@@ -3,7 +3,7 @@
  * the discovery log, or a controller's identity and namespaces, with the time of each step.
  */
 import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
-import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
+import type { logToText } from "../fabrics/discovery_log.ts";
 import {
   controllerFromFlags,
   HOST_ID_FLAGS,
@@ -11,9 +11,6 @@ import {
   TIMEOUT_FLAG,
 } from "../cli/nvme_flags.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import { Controller } from "../nvme/controller.ts";
-import { mdtsBytes, sglSupport } from "../nvme/identify.ts";
-import { Canceller } from "../rdma/wait.ts";
 
 export const PROBE_OPTIONS = {
   ...TARGET_FLAGS,
@@ -27,7 +24,7 @@ export const PROBE_OPTIONS = {
   timeout: TIMEOUT_FLAG,
 } satisfies Record<string, OptionSpec>;
 
-function text(d: Record<string, unknown>): string {
+function text(d: Record<string, unknown>, logText: typeof logToText): string {
   const lines: string[] = [];
   const c = d.controller as Record<string, unknown> | undefined;
   if (c) {
@@ -59,7 +56,7 @@ function text(d: Record<string, unknown>): string {
     }
   }
   const log = d.discovery_log as Parameters<typeof logToText>[0] | undefined;
-  if (log) lines.push(logToText(log).trimEnd());
+  if (log) lines.push(logText(log).trimEnd());
   lines.push("steps:");
   for (const s of d.steps as { step: string; ms: number }[]) {
     lines.push(`  ${s.ms.toFixed(3).padStart(9)} ms  ${s.step}`);
@@ -85,6 +82,10 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
     "nvmeof probe -a 10.77.0.1 -n nqn.2024-01.io.example:disk1 -q nqn.2024-01.io.example:h1 -o json",
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
+    const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
+    const { Controller } = await import("../nvme/controller.ts");
+    const { mdtsBytes, sglSupport } = await import("../nvme/identify.ts");
+    const { Canceller } = await import("../rdma/wait.ts");
     const v = ctx.values;
     const subnqn = typeof v.nqn === "string" ? v.nqn : DISCOVERY_NQN;
     const target = await controllerFromFlags(v, subnqn);
@@ -99,7 +100,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
         const data = { ...logToNvmeCli(log), steps: ctrl.steps };
         return {
           data,
-          text: () => text({ discovery_log: log, steps: ctrl.steps }),
+          text: () => text({ discovery_log: log, steps: ctrl.steps }, logToText),
         };
       }
       const ic = await ctrl.identifyController();
@@ -151,7 +152,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
         namespaces,
         steps: ctrl.steps,
       };
-      return { data, text: (d) => text(d as Record<string, unknown>) };
+      return { data, text: (d) => text(d as Record<string, unknown>, logToText) };
     } finally {
       ctrl.close();
     }

@@ -4,12 +4,8 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
 import { ADDRESS_FLAGS } from "../cli/fabrics_flags.ts";
-import { transportFromFlags } from "../fabrics/flags.ts";
-import { type DoctorReport, reportText } from "../doctor/check.ts";
-import { doctorPaths } from "../doctor/paths.ts";
-import { runDoctor } from "../doctor/run.ts";
+import type { DoctorReport } from "../doctor/check.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 
 const ROLES = ["initiator", "target", "both"] as const;
@@ -118,6 +114,13 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     "nvmeof doctor -t tcp -a 10.0.0.2 -s 8009 -o json   # its discovery port, as data (found: the ICResp)",
   ],
   async run(ctx) {
+    const { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } = await import(
+      "../fabrics/options.ts"
+    );
+    const { transportFromFlags } = await import("../fabrics/flags.ts");
+    const { reportText } = await import("../doctor/check.ts");
+    const { doctorPaths } = await import("../doctor/paths.ts");
+    const { runDoctor } = await import("../doctor/run.ts");
     const v = ctx.values;
     const role = stringFlag(v, "role");
     if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {

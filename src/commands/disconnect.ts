@@ -3,11 +3,7 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { EnvironmentError, EXIT, FailureError, UsageError } from "../errors.ts";
-import { deleteController } from "../fabrics/controller.ts";
-import { checkNqn } from "../fabrics/options.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
-import { type ControllerInfo, listControllers } from "../fabrics/sysfs.ts";
-import { versioned } from "../output/contract.ts";
+import type { ControllerInfo } from "../fabrics/sysfs.ts";
 
 interface DisconnectRow {
   device: string;
@@ -20,6 +16,8 @@ interface DisconnectRow {
 }
 
 async function remove(controllers: ControllerInfo[], verb: string): Promise<DisconnectRow[]> {
+  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { deleteController } = await import("../fabrics/controller.ts");
   const paths = fabricsPaths();
   const rows: DisconnectRow[] = [];
   for (const c of controllers) {
@@ -67,7 +65,8 @@ function text(d: { controllers: DisconnectRow[]; not_connected?: string[] }): st
   ).join("\n");
 }
 
-function result(rows: DisconnectRow[], notConnected: string[] = []) {
+async function result(rows: DisconnectRow[], notConnected: string[] = []) {
+  const { versioned } = await import("../output/contract.ts");
   const data = versioned({
     controllers: rows,
     ...(notConnected.length ? { not_connected: notConnected } : {}),
@@ -105,6 +104,9 @@ not exist is (exit 1). Disconnecting needs root (exit 3 otherwise).`,
     "nvmeof disconnect -d /dev/nvme1 -o json",
   ],
   async run(ctx) {
+    const { listControllers } = await import("../fabrics/sysfs.ts");
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { checkNqn } = await import("../fabrics/options.ts");
     const nqn = ctx.values.nqn as string | undefined;
     const device = ctx.values.device as string | undefined;
     if ((nqn === undefined) === (device === undefined)) {
@@ -193,6 +195,8 @@ controllers are never touched. With --transport only those of that transport.`,
     "nvmeof disconnect-all --transport rdma -o json",
   ],
   async run(ctx) {
+    const { listControllers } = await import("../fabrics/sysfs.ts");
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
     const t = (ctx.values.transport ?? ctx.values.trtype) as string | undefined;
     if (t !== undefined && !["rdma", "tcp", "fc", "loop"].includes(t)) {
       throw new UsageError(`Transport '${t}' is not a fabrics transport.`, {

@@ -5,30 +5,23 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { readHostFiles } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
-import {
-  connectionKey,
-  describeSaved,
-  loadConnections,
-  mergeConnections,
-  saveConnections,
-  type SavedConnection,
-} from "../persist/connections.ts";
-import { importConfigJson } from "../persist/config_json.ts";
-import { importDiscoveryConf } from "../persist/discovery_conf.ts";
-import { type ImportResult, readNvmeCliFile } from "../persist/nvme_cli.ts";
-import { connectionsFile, persistPaths } from "../persist/paths.ts";
+import type { describeSaved, SavedConnection } from "../persist/connections.ts";
+import type { ImportResult } from "../persist/nvme_cli.ts";
 
-function listText(d: { file: string; connections: SavedConnection[] }): string {
+function listText(
+  d: { file: string; connections: SavedConnection[] },
+  describe: typeof describeSaved,
+): string {
   if (d.connections.length === 0) return `no saved connections in ${d.file}`;
-  return d.connections.map((c, i) => `${i + 1}  ${describeSaved(c)}`).join("\n");
+  return d.connections.map((c, i) => `${i + 1}  ${describe(c)}`).join("\n");
 }
 
 async function listRun(_ctx: RunContext): Promise<CommandResult> {
+  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { describeSaved, loadConnections } = await import("../persist/connections.ts");
   const file = connectionsFile(persistPaths());
   const data = { file, connections: await loadConnections(file) };
-  return { data, text: () => listText(data) };
+  return { data, text: () => listText(data, describeSaved) };
 }
 
 /** `nvmeof connections list`. */
@@ -42,6 +35,10 @@ controllers: every subsystem they list for this host is connected.`,
 };
 
 async function removeRun(ctx: RunContext): Promise<CommandResult> {
+  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { describeSaved, loadConnections, saveConnections } = await import(
+    "../persist/connections.ts"
+  );
   const file = connectionsFile(persistPaths());
   const list = await loadConnections(file);
   const all = ctx.values.all === true;
@@ -125,6 +122,14 @@ controllers are not disconnected: use 'nvmeof disconnect' for that.`,
 };
 
 async function importRun(ctx: RunContext): Promise<CommandResult> {
+  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { readHostFiles } = await import("../fabrics/host_identity.ts");
+  const { importConfigJson } = await import("../persist/config_json.ts");
+  const { importDiscoveryConf } = await import("../persist/discovery_conf.ts");
+  const { readNvmeCliFile } = await import("../persist/nvme_cli.ts");
+  const { connectionKey, describeSaved, loadConnections, mergeConnections, saveConnections } =
+    await import("../persist/connections.ts");
   if (ctx.values["from-nvme-cli"] !== true) {
     throw new UsageError("Say where to import from: --from-nvme-cli.", {
       hint: "It reads /etc/nvme/discovery.conf and /etc/nvme/config.json.",

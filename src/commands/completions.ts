@@ -1,19 +1,14 @@
 /**
  * `nvmeof completions bash|zsh|fish`: shell completion generated from the command table.
  */
-import {
-  type Command,
-  type CommandDetails,
-  type CommandEntry,
-  loadCommands,
-} from "../cli/command.ts";
-import { bashCompletion, fishCompletion, zshCompletion } from "../cli/completions.ts";
+import { type CommandDetails, type CommandEntry, loadCommands } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 
-const SHELLS: Record<string, (c: Command[]) => string> = {
-  bash: bashCompletion,
-  zsh: zshCompletion,
-  fish: fishCompletion,
+/** Each shell's generator in src/cli/completions.ts, imported when the command runs. */
+const SHELLS: Record<string, "bashCompletion" | "zshCompletion" | "fishCompletion"> = {
+  bash: "bashCompletion",
+  zsh: "zshCompletion",
+  fish: "fishCompletion",
 };
 
 /** Builds `nvmeof completions` over the given table. */
@@ -44,7 +39,8 @@ after 'completions' the shells.`,
         );
       }
       // Every command's flags are offered, so every command's module is loaded.
-      const script = SHELLS[shell](await loadCommands(table));
+      const generate = (await import("../cli/completions.ts"))[SHELLS[shell]];
+      const script = generate(await loadCommands(table));
       return { data: { shell, script }, text: () => script };
     },
   };

@@ -29,12 +29,6 @@ export function traddrsOf(values: OptionValues): string[] {
   return Array.isArray(v) ? v.map(String) : typeof v === "string" ? [v] : [];
 }
 
-/** "keep_alive_tmo=1 reconnect_delay=1 …": the HA profile as option-string tokens. */
-export function haText(): string {
-  return Object.entries(haProfile()).map(([f, v]) => `${rowOf(f as TableField).token}=${v}`)
-    .join(" ");
-}
-
 /**
  * VALUES with the profile's settings for the options not given: the HA profile's (HA), else
  * nvme-cli's ctrl_loss_tmo of 600 s. A flag given on the command line always wins.

@@ -412,6 +412,12 @@ export function haProfile(): Partial<Record<TableField, number>> {
   return out;
 }
 
+/** "keep_alive_tmo=1 reconnect_delay=1 …": the HA profile as option-string tokens. */
+export function haText(): string {
+  return Object.entries(haProfile()).map(([f, v]) => `${rowOf(f as TableField).token}=${v}`)
+    .join(" ");
+}
+
 /** The row of a ConnectOptions field. */
 export function rowOf(field: TableField): ConnectOptionRow {
   const r = CONNECT_OPTIONS.find((r) => r.field === field);

@@ -4,32 +4,9 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { connectSubsystem } from "../fabrics/connect.ts";
-import { CONNECT_FLAGS } from "../cli/fabrics_flags.ts";
-import { secretFilesFromFlags } from "../fabrics/flags.ts";
-import {
-  checkNqn,
-  DEFAULT_CTRL_LOSS_TMO,
-  namespaceQueuesData,
-  namespaceQueueText,
-  redactedOptionString,
-} from "../fabrics/options.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
-import { describeSaved, savedFromOptions } from "../persist/connections.ts";
-import { versioned } from "../output/contract.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
-import {
-  connectOptionsFromFlags,
-  connectText,
-  persistEntries,
-  progressOf,
-  savedFile,
-} from "./connect_shared.ts";
-import { connectPathsRun, haText, traddrsOf, withProfile } from "./connect_paths.ts";
-import { connectConfigRun, dumpConfig } from "./connect_config.ts";
-import { connectSavedRun } from "./connect_saved.ts";
-
-export { connectOptionsFromFlags } from "./connect_shared.ts";
+import { CONNECT_FLAGS } from "../cli/fabrics_flags.ts";
+import { DEFAULT_CTRL_LOSS_TMO, haText } from "../fabrics/connect_table.ts";
 
 /** `nvmeof connect`. */
 export const connectCommand: CommandDetails = {
@@ -123,6 +100,18 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
     "nvmeof connect --saved --retry-for 300 -o json   # wait up to 5 min for late targets",
   ],
   async run(ctx) {
+    const { connectSavedRun } = await import("./connect_saved.ts");
+    const { connectConfigRun, dumpConfig } = await import("./connect_config.ts");
+    const { connectPathsRun, traddrsOf, withProfile } = await import("./connect_paths.ts");
+    const { connectOptionsFromFlags, connectText, persistEntries, progressOf, savedFile } =
+      await import("./connect_shared.ts");
+    const { connectSubsystem } = await import("../fabrics/connect.ts");
+    const { secretFilesFromFlags } = await import("../fabrics/flags.ts");
+    const { checkNqn, namespaceQueuesData, namespaceQueueText, redactedOptionString } =
+      await import("../fabrics/options.ts");
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { describeSaved, savedFromOptions } = await import("../persist/connections.ts");
+    const { versioned } = await import("../output/contract.ts");
     if (ctx.values.saved === true) return await connectSavedRun(ctx);
     const config = ctx.values.config;
     if (typeof config === "string" && config !== "none") return await connectConfigRun(ctx, config);

@@ -3,30 +3,17 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
-import { connectSubsystem } from "../fabrics/connect.ts";
-import { discover } from "../fabrics/controller.ts";
-import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
+import type { DiscoveryLogEntry } from "../fabrics/discovery_log.ts";
 import { ADDRESS_FLAGS, HOST_FLAGS, TUNING_FLAGS } from "../cli/fabrics_flags.ts";
-import { secretFilesFromFlags } from "../fabrics/flags.ts";
-import { checkNqn, type ConnectOptions, type Transport } from "../fabrics/options.ts";
+import type { ConnectOptions, Transport } from "../fabrics/options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
-import { isIpv4, isIpv6 } from "../net/address.ts";
-import { savedFromOptions } from "../persist/connections.ts";
-import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
-import {
-  type ConnectAllRow,
-  connectAllText,
-  connectOptionsFromFlags,
-  persistEntries,
-  progressOf,
-  type ReferralAddress,
-} from "./connect_shared.ts";
+import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { ConnectAllRow, ReferralAddress } from "./connect_shared.ts";
 
-function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
+function skip(e: DiscoveryLogEntry, trtype: string, reason: string): ConnectAllRow {
   return {
     subnqn: e.subnqn,
-    trtype: trtypeName(e.trtype),
+    trtype,
     traddr: e.traddr,
     trsvcid: e.trsvcid,
     status: "skipped",
@@ -48,25 +35,31 @@ export async function connectEntries(
   ctx: RunContext,
   referral?: ReferralAddress,
 ): Promise<ConnectAllRow[]> {
+  const { subtypeName, trtypeName } = await import("../fabrics/discovery_log.ts");
+  const { isIpv4, isIpv6 } = await import("../net/address.ts");
+  const { discover } = await import("../fabrics/controller.ts");
+  const { checkNqn } = await import("../fabrics/options.ts");
+  const { connectSubsystem } = await import("../fabrics/connect.ts");
+  const { progressOf } = await import("./connect_shared.ts");
   const rows: ConnectAllRow[] = [];
   const push = (row: ConnectAllRow) => rows.push(referral ? { ...row, referral } : row);
   for (const e of entries) {
     const trtype = trtypeName(e.trtype);
     if (e.subtype === 3) continue; // the discovery controller we are talking to
     if (trtype !== base.transport) {
-      push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
+      push(skip(e, trtype, `transport ${trtype} differs from -t ${base.transport}`));
       continue;
     }
     if (
       (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
     ) {
-      push(skip(e, `address '${e.traddr}' is not an IP address`));
+      push(skip(e, trtype, `address '${e.traddr}' is not an IP address`));
       continue;
     }
     const trsvcid = e.trsvcid || base.trsvcid;
     if (e.subtype === 1) {
       if (!follow) {
-        push(skip(e, "referral of a referral (followed once only)"));
+        push(skip(e, trtype, "referral of a referral (followed once only)"));
         continue;
       }
       try {
@@ -75,12 +68,12 @@ export async function connectEntries(
         const via = { trtype, traddr: e.traddr, trsvcid };
         rows.push(...await connectEntries(paths, at, log.entries, false, ctx, via));
       } catch (err) {
-        push({ ...skip(e, (err as Error).message), status: "failed" });
+        push({ ...skip(e, trtype, (err as Error).message), status: "failed" });
       }
       continue;
     }
     if (e.subtype !== 2) {
-      push(skip(e, `subtype ${subtypeName(e.subtype)}`));
+      push(skip(e, trtype, `subtype ${subtypeName(e.subtype)}`));
       continue;
     }
     const row: ConnectAllRow = {
@@ -139,6 +132,13 @@ each line, and a line's own flags win.`,
     "nvmeof connect-all   # through every controller of /etc/nvme/discovery.conf",
   ],
   async run(ctx) {
+    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { connectAllText, connectOptionsFromFlags, persistEntries } = await import(
+      "./connect_shared.ts"
+    );
+    const { discover } = await import("../fabrics/controller.ts");
+    const { savedFromOptions } = await import("../persist/connections.ts");
+    const { secretFilesFromFlags } = await import("../fabrics/flags.ts");
     const paths = fabricsPaths();
     if (ctx.values.traddr === undefined) return await connectAllConfRun(ctx);
     const base = await connectOptionsFromFlags(ctx.values, paths, "");
@@ -163,6 +163,10 @@ each line, and a line's own flags win.`,
  * the tuning flags given apply to every line, a line's own flags win.
  */
 async function connectAllConfRun(ctx: RunContext): Promise<CommandResult> {
+  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { connectAllText, connectOptionsFromFlags } = await import("./connect_shared.ts");
+  const { requireDiscoveryConf } = await import("../persist/discovery_conf.ts");
+  const { discover } = await import("../fabrics/controller.ts");
   if (ctx.values.persist === true) {
     throw new UsageError("--persist needs -a: discovery.conf already lists what it would save.", {
       hint: "'nvmeof connections import --from-nvme-cli' saves discovery.conf's controllers.",

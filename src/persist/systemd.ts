@@ -13,14 +13,10 @@ import type { PersistPaths } from "./paths.ts";
 import type { SelfPath } from "./self.ts";
 import { syncDir, writeDurableSync } from "./durable.ts";
 
-/** The unit that runs `target up` at boot and `target down` at shutdown. */
-export const TARGET_UNIT = "nvmeof-target.service";
-/** The unit that runs `connect --saved` at boot. */
-export const AUTOCONNECT_UNIT = "nvmeof-autoconnect.service";
-/** The target both units are wanted by. */
-export const WANTED_BY = "multi-user.target";
-/** The default bound on the boot-time retries of `connect --saved`, in seconds. */
-export const DEFAULT_RETRY_FOR = 120;
+import { DEFAULT_RETRY_FOR, WANTED_BY } from "./units.ts";
+
+// Named apart, for the commands' help; re-exported for the units' readers.
+export { AUTOCONNECT_UNIT, DEFAULT_RETRY_FOR, TARGET_UNIT, WANTED_BY } from "./units.ts";
 
 const DEFAULT_SYSTEMD_DIR = "/etc/systemd/system";
 const DEFAULT_ETC = HOST_PATH_DEFAULTS.etc.default;

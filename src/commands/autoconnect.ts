@@ -5,20 +5,16 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
-import {
-  AUTOCONNECT_UNIT,
-  autoconnectUnitText,
-  DEFAULT_RETRY_FOR,
-  installUnit,
-  removeUnit,
-  unitChangeText,
-} from "../persist/systemd.ts";
+import { AUTOCONNECT_UNIT, DEFAULT_RETRY_FOR } from "../persist/units.ts";
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const { checkInt } = await import("../fabrics/options.ts");
   const { loadConnections } = await import("../persist/connections.ts");
   const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
   const { selfPath } = await import("../persist/self.ts");
+  const { autoconnectUnitText, installUnit, unitChangeText } = await import(
+    "../persist/systemd.ts"
+  );
   const paths = persistPaths();
   const file = connectionsFile(paths);
   // A broken connections file would fail at every boot: read and check it now.
@@ -48,6 +44,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
 
 async function disableRun(ctx: RunContext): Promise<CommandResult> {
   const { persistPaths } = await import("../persist/paths.ts");
+  const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
   const change = await removeUnit(persistPaths(), AUTOCONNECT_UNIT, {
     dryRun: ctx.values["dry-run"] === true,
   });

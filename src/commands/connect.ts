@@ -4,7 +4,7 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";
+import { DEFAULT_RETRY_FOR } from "../persist/units.ts";
 import { CONNECT_FLAGS } from "../cli/fabrics_flags.ts";
 import { DEFAULT_CTRL_LOSS_TMO, haText } from "../fabrics/connect_table.ts";
 

@@ -4,13 +4,7 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
-import {
-  installUnit,
-  removeUnit,
-  TARGET_UNIT,
-  targetUnitText,
-  unitChangeText,
-} from "../persist/systemd.ts";
+import { TARGET_UNIT } from "../persist/units.ts";
 
 function absolute(file: string): string {
   return file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
@@ -19,6 +13,7 @@ function absolute(file: string): string {
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const { persistPaths } = await import("../persist/paths.ts");
   const { selfPath } = await import("../persist/self.ts");
+  const { installUnit, targetUnitText, unitChangeText } = await import("../persist/systemd.ts");
   const paths = persistPaths();
   // The unit must not fail at every boot on a spec that is wrong now: validate it first.
   const { defaultSpecFile, loadSpecFile } = await import("../target/spec.ts");
@@ -41,6 +36,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
 
 async function disableRun(ctx: RunContext): Promise<CommandResult> {
   const { persistPaths } = await import("../persist/paths.ts");
+  const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
   const change = await removeUnit(persistPaths(), TARGET_UNIT, {
     now: ctx.values.now === true,
     dryRun: ctx.values["dry-run"] === true,

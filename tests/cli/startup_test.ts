@@ -11,8 +11,8 @@ interface InfoModule {
   dependencies?: Array<{ code?: { specifier: string }; isDynamic?: boolean }>;
 }
 
-/** main.ts's module graph: what it loads before it runs, and the dynamic imports among those. */
-async function startupGraph(): Promise<{ modules: string[]; dynamic: Array<[string, string]> }> {
+/** main.ts's module graph, as `deno info` reads it (dynamic imports included). */
+async function moduleGraph(): Promise<{ roots: string[]; byName: Map<string, InfoModule> }> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", "main.ts"],
     cwd: ROOT,
@@ -25,12 +25,20 @@ async function startupGraph(): Promise<{ modules: string[]; dynamic: Array<[stri
     roots: string[];
     modules: InfoModule[];
   };
-  const root = new URL(`file://${ROOT}/`).href;
-  const short = (s: string) => s.startsWith(root) ? s.slice(root.length) : s;
-  const byName = new Map(info.modules.map((m) => [m.specifier, m]));
+  return { roots: info.roots, byName: new Map(info.modules.map((m) => [m.specifier, m])) };
+}
+
+const rootUrl = new URL(`file://${ROOT}/`).href;
+const short = (s: string) => s.startsWith(rootUrl) ? s.slice(rootUrl.length) : s;
+
+/** What loading ROOTS loads before anything runs, and the dynamic imports among those. */
+function staticClosure(
+  byName: Map<string, InfoModule>,
+  roots: string[],
+): { modules: string[]; dynamic: Array<[string, string]> } {
   const seen = new Set<string>();
   const dynamic: Array<[string, string]> = [];
-  const todo = [...info.roots];
+  const todo = [...roots];
   while (todo.length) {
     const s = todo.pop()!;
     if (seen.has(s)) continue;
@@ -42,6 +50,12 @@ async function startupGraph(): Promise<{ modules: string[]; dynamic: Array<[stri
     }
   }
   return { modules: [...seen].map(short).sort(), dynamic };
+}
+
+/** main.ts's module graph: what it loads before it runs, and the dynamic imports among those. */
+async function startupGraph(): Promise<{ modules: string[]; dynamic: Array<[string, string]> }> {
+  const { roots, byName } = await moduleGraph();
+  return staticClosure(byName, roots);
 }
 
 Deno.test("main.ts imports no command module, npm package or FFI table statically", async () => {
@@ -103,4 +117,53 @@ Deno.test("a command's --help, or a run, loads that command's module only", asyn
   assert.deepEqual((await loadedFor(["target", "--help"])).loaded, ["target"]);
   assert.deepEqual((await loadedFor(["help", "rdma", "ping"])).loaded, ["help", "rdma ping"]);
   assert.deepEqual((await loadedFor(["version"])).loaded, ["version"]);
+});
+
+/**
+ * Besides main.ts's own modules, what a command's --help may load: the command's module, the
+ * shared flag sets of src/cli/, and these definitions that flags and help text show, none of which
+ * loads domain code.
+ */
+const HELP_MAY_LOAD = new Set([
+  "src/fabrics/connect_table.ts", // the connect-option table: every fabrics flag derives from it
+  "src/fabrics/nqn.ts", // the discovery NQN (probe's default)
+  "src/paths.ts", // the host's roots: the default spec file is in NVMEOF_ETC
+  "src/target/spec_file.ts", // the default spec file (-f)
+  "src/nvme/bench_options.ts", // bench's --rw modes and --poll-ms default
+  "src/persist/units.ts", // the boot units' names and --retry-for default
+  "src/configfs/nvmet.ts", // the ANA states (target ana --state), read by the spec schema too
+  "src/target/schema.ts", // the spec's definitions: target up's --trtype choices
+]);
+
+Deno.test("each command's --help loads no domain code: its module, src/cli/ and tables only", async () => {
+  const { roots, byName } = await moduleGraph();
+  const main = new Set(staticClosure(byName, roots).modules);
+  const table = [...byName.values()].find((m) => short(m.specifier) === "src/commands/mod.ts")!;
+  const commandModules = (table.dependencies ?? []).filter((d) => d.code && d.isDynamic)
+    .map((d) => d.code!.specifier);
+  assert.ok(commandModules.length >= 25, `${commandModules.length} command modules`);
+  const heavy: string[] = [];
+  for (const m of commandModules) {
+    const loads = staticClosure(byName, [m]).modules.filter((x) =>
+      !main.has(x) && x !== short(m) && !x.startsWith("src/cli/") && !HELP_MAY_LOAD.has(x)
+    );
+    if (loads.length) heavy.push(`${short(m)}: ${loads.join(" ")}`);
+  }
+  assert.deepEqual(heavy, [], `loaded for --help:\n${heavy.join("\n")}`);
+});
+
+Deno.test("every command's --help loads that command's module only", async () => {
+  const { COMMANDS } = await import("../../src/commands/mod.ts");
+  const paths = COMMANDS.flatMap((c) => [
+    [c.name],
+    ...(c.subcommands ?? []).map((s) => [c.name, s.name]),
+  ]);
+  const wrong: string[] = [];
+  await Promise.all(paths.map(async (path) => {
+    const r = await loadedFor([...path, "--help"]);
+    if (r.code !== 0 || r.loaded.join() !== path.join(" ")) {
+      wrong.push(`${path.join(" ")} --help: exit ${r.code}, loaded ${JSON.stringify(r.loaded)}`);
+    }
+  }));
+  assert.deepEqual(wrong, []);
 });

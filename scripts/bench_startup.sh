@@ -7,10 +7,10 @@
 # case's figures are the medians of its runs, in milliseconds: wall time (fork and exec included)
 # and CPU time (user + sys, which a busy machine disturbs less), each with its ratio to the hello
 # world's median. Goal: --version, --help and the --help of every command and subcommand within
-# 1.3× of the hello world; the list of commands comes from the command table (src/commands/mod.ts),
-# so a new command is measured too. Each row ends with its verdict against that goal, on the wall
-# ratio and on the CPU ratio. "main.ts --version" is nvmeof without the launcher script, to tell
-# the launcher's own cost apart.
+# 1.3× of the hello world's wall time; the list of commands comes from the command table
+# (src/commands/mod.ts), so a new command is measured too. Each row ends with its verdict against
+# that goal, and notes a CPU ratio over it too. "main.ts --version" is nvmeof without the launcher
+# script, to tell the launcher's own cost apart.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 deno=$(deno_bin) || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
@@ -66,17 +66,20 @@ median() {
 wall0=$(median 0 1)
 cpu0=$(median 0 2)
 printf 'deno %s, %d runs each, medians; ratio: to the hello world\n' "$DENO_VERSION" "$RUNS"
-printf 'verdict: ok when the ratio is at most %s, wall and cpu each\n' "$GOAL"
+printf "verdict: ok when the wall time is at most %s× the hello world's (CPU noted when over)\n" "$GOAL"
 printf '%-36s %9s %7s %9s %7s  %s\n' "case" "wall ms" "ratio" "cpu ms" "ratio" "verdict"
 over=0
+cpu_over=0
 for ((c = 0; c < n; c++)); do
   line=$(awk -v l="${labels[c]}" -v w="$(median "$c" 1)" -v w0="$wall0" -v u="$(median "$c" 2)" \
     -v u0="$cpu0" -v g="$GOAL" 'BEGIN {
       rw = w / w0; ru = u / u0
-      v = (rw <= g && ru <= g) ? "ok" : (rw > g && ru > g) ? "OVER" : rw > g ? "over (wall)" : "over (cpu)"
+      v = (rw <= g ? "ok" : "OVER") (ru > g ? " (cpu over)" : "")
       printf "%-36s %9.1f %6.2fx %9.1f %6.2fx  %s\n", l, w / 1000, rw, u / 1000, ru, v
     }')
   printf '%s\n' "$line"
-  [[ $line == *ok ]] || over=$((over + 1))
+  if [[ $line == *OVER* ]]; then over=$((over + 1)); fi
+  if [[ $line == *"cpu over"* ]]; then cpu_over=$((cpu_over + 1)); fi
 done
-printf '%d of %d cases over %s× of the hello world\n' "$over" "$((n - 1))" "$GOAL"
+printf "%d of %d cases over %s× of the hello world's wall time; %d over it in CPU time\n" \
+  "$over" "$((n - 1))" "$GOAL" "$cpu_over"

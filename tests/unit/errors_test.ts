@@ -75,14 +75,6 @@ Deno.test("a library that does not load is an environment error (exit 3) naming 
   assert.equal(errorRecord(caught).exit_code, 3);
 });
 
-Deno.test("ffi/ is the bottom room: it imports nothing from src/", async () => {
-  const dir = new URL("../../ffi/", import.meta.url);
-  for await (const entry of Deno.readDir(dir)) {
-    const text = await Deno.readTextFile(new URL(entry.name, dir));
-    assert.doesNotMatch(text, /from "\.\.\/src\//, entry.name);
-  }
-});
-
 Deno.test("errno names and numbers are written once: every named errno has its name", () => {
   for (const [name, value] of Object.entries(errnoModule)) {
     if (name === "ERRNO_NAMES") continue;

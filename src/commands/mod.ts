@@ -2,10 +2,12 @@
  * The command table: every verb of nvmeof, in the order `nvmeof help` lists them.
  *
  * The table holds what `nvmeof help` and the parser need (names, summaries, subcommands); each
- * command's module (flags, help text, `run` and the domain code behind it) is imported only when
- * that command runs or its help is asked for. The imports are string literals so that
+ * command's module (flags, help text and `run`) is imported only when that command runs or its
+ * help is asked for, and imports the domain code behind `run` only inside it, so that a command's
+ * --help loads its module and nothing heavy. The imports are string literals so that
  * `deno compile` still bundles every module. Nothing here may import a command module statically:
- * tests/cli/startup_test.ts checks that `--version` and `--help` load none.
+ * tests/cli/startup_test.ts checks that `--version` and `--help` load none, and that a command's
+ * --help loads no domain code.
  */
 import type { CommandEntry } from "../cli/command.ts";
 

@@ -33,6 +33,8 @@ export const nvmetPath = {
  * refuses to remove it); namespaces belong to it unless they name another.
  */
 export const DEFAULT_ANA_GROUP = 1;
+/** The transports a port of nvmeof's target listens on (its `addr_trtype`). */
+export const PORT_TRTYPES = ["rdma", "tcp", "loop"] as const;
 /** The highest ANA group id nvmet takes (NVMET_MAX_ANAGRPS). */
 export const MAX_ANA_GROUP = 128;
 /**

@@ -8,7 +8,7 @@
  * between subsystems and ports, duplicates); the schema is the part an editor can check as
  * you type. Integers may be written as digit strings, as the validator accepts them.
  */
-import { ANA_STATES, MAX_ANA_GROUP } from "../configfs/nvmet.ts";
+import { ANA_STATES, MAX_ANA_GROUP, PORT_TRTYPES } from "../configfs/nvmet.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 
 /** A JSON Schema node (draft 2020-12 subset used here). */
@@ -222,7 +222,7 @@ export const SPEC_DEFS: Record<SpecKind, Schema & { properties: Record<string, S
       trtype: {
         type: "string",
         description: "Transport.",
-        enum: ["rdma", "tcp", "loop"],
+        enum: [...PORT_TRTYPES],
         default: "rdma",
       },
       adrfam: {

@@ -5,7 +5,7 @@ import type { CommandDetails, CommandResult, OptionValues, RunContext } from "..
 import { dryRunFlag, specFlag } from "../cli/target_flags.ts";
 import { UsageError } from "../errors.ts";
 import type { OneLineInput } from "../target/one_line.ts";
-import { specEnum } from "../target/schema.ts";
+import { PORT_TRTYPES } from "../configfs/nvmet.ts";
 
 /** Flags of the one-line form besides --nqn. */
 const ONE_LINE_ONLY = [
@@ -177,7 +177,7 @@ Spec example:
       short: "t",
       value: "TYPE",
       description: "One-line form: rdma, tcp or loop (default rdma)",
-      choices: specEnum("port", "trtype"),
+      choices: PORT_TRTYPES,
     },
     "port-id": {
       type: "string",

@@ -5,7 +5,7 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { connectSubsystem } from "../fabrics/connect.ts";
-import { CONNECT_FLAGS, secretFilesFromFlags } from "../fabrics/flags.ts";
+import { CONNECT_FLAGS, secretFilesFromFlags } from "../cli/fabrics_flags.ts";
 import {
   checkNqn,
   DEFAULT_CTRL_LOSS_TMO,

@@ -6,7 +6,12 @@ import { EXIT, NvmeofError, UsageError } from "../errors.ts";
 import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
-import { ADDRESS_FLAGS, HOST_FLAGS, secretFilesFromFlags, TUNING_FLAGS } from "../fabrics/flags.ts";
+import {
+  ADDRESS_FLAGS,
+  HOST_FLAGS,
+  secretFilesFromFlags,
+  TUNING_FLAGS,
+} from "../cli/fabrics_flags.ts";
 import { checkNqn, type ConnectOptions, type Transport } from "../fabrics/options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";

@@ -4,7 +4,7 @@
 import type { CommandResult, OptionValues, RunContext } from "../cli/command.ts";
 import { EXIT, NvmeofError, UsageError } from "../errors.ts";
 import { type ConnectResult, connectSubsystem } from "../fabrics/connect.ts";
-import { secretFilesFromFlags } from "../fabrics/flags.ts";
+import { secretFilesFromFlags } from "../cli/fabrics_flags.ts";
 import {
   DEFAULT_CTRL_LOSS_TMO,
   namespaceQueuesData,

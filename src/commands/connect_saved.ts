@@ -6,7 +6,7 @@ import type { CommandResult, OptionValues, RunContext } from "../cli/command.ts"
 import { EXIT, UsageError } from "../errors.ts";
 import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
-import { TUNING_FLAGS } from "../fabrics/flags.ts";
+import { TUNING_FLAGS } from "../cli/fabrics_flags.ts";
 import { checkInt, redactedOptionString } from "../fabrics/options.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import {

@@ -4,7 +4,7 @@
  */
 import type { OptionValues, RunContext } from "../cli/command.ts";
 import type { ConnectResult } from "../fabrics/connect.ts";
-import { hostFromFlags, resolvedAddressFromFlags, tuningFromFlags } from "../fabrics/flags.ts";
+import { hostFromFlags, resolvedAddressFromFlags, tuningFromFlags } from "../cli/fabrics_flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import {
   checkKernelOptions,

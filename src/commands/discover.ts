@@ -11,7 +11,7 @@ import {
   HOST_FLAGS,
   hostFromFlags,
   resolvedAddressFromFlags,
-} from "../fabrics/flags.ts";
+} from "../cli/fabrics_flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 

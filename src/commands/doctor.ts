@@ -5,7 +5,7 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
-import { ADDRESS_FLAGS, transportFromFlags } from "../fabrics/flags.ts";
+import { ADDRESS_FLAGS, transportFromFlags } from "../cli/fabrics_flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";
 import { runDoctor } from "../doctor/run.ts";

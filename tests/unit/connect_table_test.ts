@@ -16,7 +16,7 @@ import {
   rowOf,
   rowOfToken,
 } from "../../src/fabrics/connect_table.ts";
-import { isHostName, TUNING_FLAGS, tuningFromFlags } from "../../src/fabrics/flags.ts";
+import { isHostName, TUNING_FLAGS, tuningFromFlags } from "../../src/cli/fabrics_flags.ts";
 import {
   buildOptionString,
   checkKernelOptions,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../src/errors.ts";
-import { addressFromFlags, hostFromFlags, tuningFromFlags } from "../../src/fabrics/flags.ts";
+import { addressFromFlags, hostFromFlags, tuningFromFlags } from "../../src/cli/fabrics_flags.ts";
 import {
   buildOptionString,
   checkNqn,

@@ -2,7 +2,7 @@
  * The fabrics flags, defined once with nvme-cli's names, and their translation into
  * ConnectOptions. discover, connect and connect-all take subsets of these.
  */
-import type { OptionSpec, OptionValues } from "../cli/command.ts";
+import type { OptionSpec, OptionValues } from "./command.ts";
 import { FailureError, quote, UsageError } from "../errors.ts";
 import {
   checkAddress,
@@ -16,13 +16,13 @@ import {
   tableValue,
   type Transport,
   TRANSPORTS,
-} from "./options.ts";
+} from "../fabrics/options.ts";
 import {
   CONNECT_OPTIONS,
   type ConnectOptionRow,
   flagLabel,
   type TableField,
-} from "./connect_table.ts";
+} from "../fabrics/connect_table.ts";
 import { isIpv4 } from "../net/address.ts";
 
 /** Where the target is: -t -a -s. */

@@ -6,13 +6,16 @@ import type { OptionSpec, OptionValues } from "./command.ts";
 import { FailureError, quote, UsageError } from "../errors.ts";
 import {
   checkAddress,
+  checkKernelOptions,
   checkNqn,
+  checkTransportOptions,
   checkTrsvcid,
   type ConnectOptions,
   DEFAULT_CTRL_LOSS_TMO,
   DEFAULT_TRSVCID,
   isTransport,
   isUuid,
+  runningKernelRelease,
   tableValue,
   type Transport,
   TRANSPORTS,
@@ -23,6 +26,8 @@ import {
   flagLabel,
   type TableField,
 } from "../fabrics/connect_table.ts";
+import { resolveHostIdentity } from "../fabrics/host_identity.ts";
+import type { FabricsPaths } from "../fabrics/paths.ts";
 import { isIpv4 } from "../net/address.ts";
 
 /** Where the target is: -t -a -s. */
@@ -279,4 +284,29 @@ export function secretFilesFromFlags(values: OptionValues): Partial<Record<Table
     out[r.field] = raw.startsWith("/") ? raw : `${Deno.cwd()}/${raw}`;
   }
   return out;
+}
+
+/** Builds the complete, validated options from the fabrics flags (host identity resolved). */
+export async function connectOptionsFromFlags(
+  given: OptionValues,
+  paths: FabricsPaths,
+  nqn: string,
+): Promise<ConnectOptions> {
+  const values = { ...given };
+  if (Array.isArray(values.traddr)) values.traddr = values.traddr[0];
+  const address = await resolvedAddressFromFlags(values);
+  const host = hostFromFlags(values);
+  const tuning = await tuningFromFlags(values);
+  const id = await resolveHostIdentity(host, paths);
+  const opts: ConnectOptions = {
+    ...address,
+    nqn,
+    ...(host.hostTraddr ? { hostTraddr: host.hostTraddr } : {}),
+    hostnqn: id.hostnqn,
+    hostid: id.hostid,
+    ...tuning,
+  };
+  checkTransportOptions(opts);
+  checkKernelOptions(opts, runningKernelRelease());
+  return opts;
 }

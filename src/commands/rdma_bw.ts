@@ -6,11 +6,26 @@ import { UsageError } from "../errors.ts";
 import { bwClient, type BwResult } from "../rdma/bw.ts";
 import { Canceller } from "../rdma/wait.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flags.ts";
+import { runToolServer, toolServerText } from "../rdma/tool_server.ts";
 
 function text(r: BwResult): string {
   return `write ${r.size} B × ${r.iters} to ${r.traddr}:${r.trsvcid} (depth ${r.depth}) in ` +
     `${r.seconds} s: ${r.bw_mib_s} MiB/s (${r.bw_mb_s} MB/s), ${r.msg_rate_mpps} Mmsg/s\n`;
+}
+
+/** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
+async function serverRun(ctx: RunContext): Promise<CommandResult> {
+  const v = ctx.values;
+  using cancel = new Canceller().onSignals();
+  const r = await runToolServer({
+    kind: "bw",
+    ...serverFlags(v),
+    trace: false,
+    cancel,
+    note: ctx.note,
+  });
+  return { data: r, text: toolServerText as (d: unknown) => string };
 }
 
 export const rdmaBwCommand: CommandDetails = {
@@ -34,7 +49,7 @@ export const rdmaBwCommand: CommandDetails = {
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
-    if (v.server) return runServer(ctx, "bw");
+    if (v.server) return await serverRun(ctx);
     const host = stringFlag(v, "traddr");
     if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {

@@ -5,7 +5,8 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flags.ts";
+import { runToolServer, toolServerText } from "../rdma/tool_server.ts";
 import { Trace, traceLines } from "../rdma/connection.ts";
 import { pingClient, type PingResult } from "../rdma/ping.ts";
 import { Canceller } from "../rdma/wait.ts";
@@ -37,6 +38,21 @@ function clientText(r: PingResult): string {
 function rpingText(r: RpingResult): string {
   return `rping ${r.size} B × ${r.count} with ${r.traddr}:${r.trsvcid}: ${r.verified} verified\n` +
     `last: ${r.last_payload}\n`;
+}
+
+/** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
+async function serverRun(ctx: RunContext): Promise<CommandResult> {
+  const v = ctx.values;
+  using cancel = new Canceller().onSignals();
+  const r = await runToolServer({
+    kind: "ping",
+    ...serverFlags(v),
+    ...(v.rping ? { rpingSize: intFlag(v, "size", 65536, 1, 1 << 30) } : {}),
+    trace: v.trace === true,
+    cancel,
+    note: ctx.note,
+  });
+  return { data: r, text: toolServerText as (d: unknown) => string };
 }
 
 export const rdmaPingCommand: CommandDetails = {
@@ -94,7 +110,7 @@ export const rdmaPingCommand: CommandDetails = {
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
     const v = ctx.values;
-    if (v.server) return runServer(ctx, "ping");
+    if (v.server) return await serverRun(ctx);
     const host = stringFlag(v, "traddr");
     if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {

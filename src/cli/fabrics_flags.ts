@@ -10,16 +10,18 @@ import {
   checkNqn,
   checkTransportOptions,
   checkTrsvcid,
+  isUuid,
+  tableValue,
+} from "../fabrics/option_checks.ts";
+import {
   type ConnectOptions,
   DEFAULT_CTRL_LOSS_TMO,
   DEFAULT_TRSVCID,
   isTransport,
-  isUuid,
-  runningKernelRelease,
-  tableValue,
   type Transport,
   TRANSPORTS,
-} from "../fabrics/options.ts";
+} from "../fabrics/connect_options.ts";
+import { runningKernelRelease } from "../host/kernel.ts";
 import {
   CONNECT_OPTIONS,
   type ConnectOptionRow,

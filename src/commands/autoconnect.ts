@@ -5,7 +5,7 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
-import { checkInt } from "../fabrics/options.ts";
+import { checkInt } from "../fabrics/option_checks.ts";
 import { loadConnections } from "../persist/connections.ts";
 import { connectionsFile, persistPaths } from "../persist/paths.ts";
 import { selfPath } from "../persist/self.ts";

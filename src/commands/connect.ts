@@ -16,7 +16,7 @@ import {
 } from "../cli/connect_flags.ts";
 import { connectOptionsFromFlags, secretFilesFromFlags } from "../cli/fabrics_flags.ts";
 import { UsageError } from "../errors.ts";
-import { checkNqn } from "../fabrics/options.ts";
+import { checkNqn } from "../fabrics/option_checks.ts";
 import { fabricsPaths } from "../fabrics/paths.ts";
 import { connectConfig } from "../initiator/config_connect.ts";
 import { connectPaths } from "../initiator/multipath_connect.ts";

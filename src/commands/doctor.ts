@@ -4,7 +4,8 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
+import { checkAddress, checkNqn, checkTrsvcid } from "../fabrics/option_checks.ts";
+import { DEFAULT_TRSVCID } from "../fabrics/connect_options.ts";
 import { ADDRESS_FLAGS, transportFromFlags } from "../cli/fabrics_flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
 import { doctorPaths } from "../doctor/paths.ts";

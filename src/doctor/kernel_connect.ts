@@ -6,7 +6,7 @@
 import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
-import type { ConnectOptions } from "../fabrics/options.ts";
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import { errnoName, EXIT, NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./paths.ts";

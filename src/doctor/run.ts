@@ -29,7 +29,7 @@ import { readNvmet, targetChecks, targetTransports } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
 import { chooseRole, type Role } from "./role.ts";
 import { localAddresses } from "../net/address.ts";
-import type { Transport } from "../fabrics/options.ts";
+import type { Transport } from "../fabrics/connect_options.ts";
 
 /** What to check. */
 export interface DoctorOptions {

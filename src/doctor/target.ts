@@ -13,7 +13,7 @@ import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { moduleCheck } from "./host.ts";
 import type { DoctorPaths } from "./paths.ts";
-import { isTransport, type Transport, TRANSPORTS } from "../fabrics/options.ts";
+import { isTransport, type Transport, TRANSPORTS } from "../fabrics/connect_options.ts";
 import {
   isAnyAddress,
   type LocalAddress,

@@ -11,7 +11,7 @@
  * The identity and address flags (-t -a -s -n -q -I -w) have their own checks in options.ts and
  * are listed in ADDRESS_COMPLETIONS for completions only.
  */
-import type { Transport } from "./options.ts";
+import type { Transport } from "./connect_options.ts";
 
 /** The ConnectOptions fields the table defines. */
 export type TableField =

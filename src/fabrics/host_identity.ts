@@ -6,7 +6,7 @@
  */
 import { EACCES, ENOENT, EROFS } from "../errno.ts";
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
-import { checkNqn, isUuid } from "./options.ts";
+import { checkNqn, isUuid } from "./option_checks.ts";
 import { readText } from "../host/kfs.ts";
 import type { FabricsPaths } from "./paths.ts";
 

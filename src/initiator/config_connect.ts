@@ -3,13 +3,10 @@
  * controller it lists (as `nvme connect -J`), `-O` prints the connections as one.
  */
 import { connectSubsystem } from "../fabrics/connect.ts";
-import {
-  checkKernelOptions,
-  checkTransportOptions,
-  type ConnectOptions,
-  redactedOptionString,
-  runningKernelRelease,
-} from "../fabrics/options.ts";
+import { checkKernelOptions, checkTransportOptions } from "../fabrics/option_checks.ts";
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
+import { redactedOptionString } from "../fabrics/option_string.ts";
+import { runningKernelRelease } from "../host/kernel.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
 import { configJsonControllers, configJsonOf } from "../persist/config_json.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";

@@ -5,7 +5,8 @@
 import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
-import { checkNqn, type ConnectOptions, type Transport } from "../fabrics/options.ts";
+import { checkNqn } from "../fabrics/option_checks.ts";
+import type { ConnectOptions, Transport } from "../fabrics/connect_options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";

@@ -4,12 +4,12 @@
  */
 import { type ConnectResult, connectSubsystem } from "../fabrics/connect.ts";
 import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import {
-  type ConnectOptions,
   namespaceQueuesData,
   namespaceQueueText,
   redactedOptionString,
-} from "../fabrics/options.ts";
+} from "../fabrics/option_string.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
 import type { SavedConnection } from "../persist/connections.ts";
 import { persistEntries, savedFile } from "./persist_entries.ts";

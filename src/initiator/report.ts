@@ -4,7 +4,7 @@
  */
 import { NvmeofError } from "../errors.ts";
 import type { ConnectResult } from "../fabrics/connect.ts";
-import { queueSettingsText } from "../fabrics/options.ts";
+import { queueSettingsText } from "../fabrics/option_string.ts";
 import { humanSize } from "../output/render.ts";
 import type { ConnectReport } from "./connect_io.ts";
 

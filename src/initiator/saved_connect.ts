@@ -4,7 +4,7 @@
  */
 import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
-import { redactedOptionString } from "../fabrics/options.ts";
+import { redactedOptionString } from "../fabrics/option_string.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
 import {
   describeSaved,

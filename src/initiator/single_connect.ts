@@ -3,12 +3,12 @@
  * /dev/nvme-fabrics, the controller read back, and the entry saved with --persist.
  */
 import { connectSubsystem } from "../fabrics/connect.ts";
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import {
-  type ConnectOptions,
   namespaceQueuesData,
   namespaceQueueText,
   redactedOptionString,
-} from "../fabrics/options.ts";
+} from "../fabrics/option_string.ts";
 import type { FabricsPaths } from "../fabrics/paths.ts";
 import { versioned } from "../output/contract.ts";
 import { describeSaved, type SavedConnection } from "../persist/connections.ts";

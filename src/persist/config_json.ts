@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import { type ConnectOptions, isSet } from "../fabrics/options.ts";
+import { type ConnectOptions, isSet } from "../fabrics/connect_options.ts";
 import { CONNECT_OPTIONS } from "../fabrics/connect_table.ts";
 import {
   addEntry,

@@ -14,14 +14,16 @@ import {
   checkAddress,
   checkNqn,
   checkTrsvcid,
+  isUuid,
+  tableValue,
+} from "../fabrics/option_checks.ts";
+import {
   type ConnectOptions,
   isSet,
   isTransport,
-  isUuid,
-  loadKeyFile,
-  tableValue,
   type Transport,
-} from "../fabrics/options.ts";
+} from "../fabrics/connect_options.ts";
+import { loadKeyFile } from "../host/key_file.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { InputError, readInputText } from "../input.ts";
 

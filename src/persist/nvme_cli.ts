@@ -7,7 +7,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { type ConnectOptions, isTransport } from "../fabrics/options.ts";
+import { type ConnectOptions, isTransport } from "../fabrics/connect_options.ts";
 import {
   connectionKey,
   optionsFromSaved,

@@ -8,10 +8,10 @@ import { setQueueOptions } from "../../src/fabrics/connect.ts";
 import { haProfile, rowOf } from "../../src/fabrics/connect_table.ts";
 import {
   buildOptionString,
-  type ConnectOptions,
   namespaceQueueSettings,
   namespaceQueueText,
-} from "../../src/fabrics/options.ts";
+} from "../../src/fabrics/option_string.ts";
+import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import { controllerNamespaces } from "../../src/fabrics/sysfs.ts";
 import type { FabricsPaths } from "../../src/fabrics/paths.ts";
 import { FailureError } from "../../src/errors.ts";

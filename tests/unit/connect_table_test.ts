@@ -17,13 +17,9 @@ import {
   rowOfToken,
 } from "../../src/fabrics/connect_table.ts";
 import { isHostName, TUNING_FLAGS, tuningFromFlags } from "../../src/cli/fabrics_flags.ts";
-import {
-  buildOptionString,
-  checkKernelOptions,
-  checkTransportOptions,
-  type ConnectOptions,
-  redactedOptionString,
-} from "../../src/fabrics/options.ts";
+import { buildOptionString, redactedOptionString } from "../../src/fabrics/option_string.ts";
+import { checkKernelOptions, checkTransportOptions } from "../../src/fabrics/option_checks.ts";
+import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import {
   optionsFromSaved,
   savedFromOptions,

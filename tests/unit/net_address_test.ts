@@ -1,7 +1,7 @@
 /** The one IP address parser: what connect, the target spec, RDMA-CM and the doctor accept. */
 import assert from "node:assert/strict";
 import { isIpv4, isIpv6, parseIpv4, parseIpv6 } from "../../src/net/address.ts";
-import { checkAddress } from "../../src/fabrics/options.ts";
+import { checkAddress } from "../../src/fabrics/option_checks.ts";
 import { validateSpec } from "../../src/target/spec.ts";
 
 Deno.test("isIpv4 takes dotted quads 0-255 and refuses leading zeros, extra parts and junk", () => {

@@ -1,13 +1,9 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../src/errors.ts";
 import { addressFromFlags, hostFromFlags, tuningFromFlags } from "../../src/cli/fabrics_flags.ts";
-import {
-  buildOptionString,
-  checkNqn,
-  type ConnectOptions,
-  redactedOptionString,
-  validateConnectOptions,
-} from "../../src/fabrics/options.ts";
+import { buildOptionString, redactedOptionString } from "../../src/fabrics/option_string.ts";
+import { checkNqn, validateConnectOptions } from "../../src/fabrics/option_checks.ts";
+import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import { tempDir } from "../helpers.ts";
 
 const HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:5a1e0000-0000-4000-8000-000000000001";

@@ -22,7 +22,8 @@ import {
 } from "../configfs/nvmet.ts";
 import { EnvironmentError, FailureError, quote, UsageError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
-import { lockTarget, openNvmet, requireRoot } from "./env.ts";
+import { openNvmet, requireRoot } from "./env.ts";
+import { lockTarget } from "./lock.ts";
 import { anaStateStep } from "./plan/ana.ts";
 import type { Step } from "./plan/step.ts";
 import { type PlanResult, planResult } from "./report.ts";

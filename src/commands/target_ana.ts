@@ -28,6 +28,7 @@ function anaRun(ctx: RunContext): Promise<CommandResult> {
     dryRun: v["dry-run"] === true,
     force: v.force === true,
     note: ctx.note,
+    env: ctx.env?.target,
   });
   const steps = planText(
     "change ANA state",

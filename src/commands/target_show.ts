@@ -8,7 +8,7 @@ import { treeToSpec } from "../target/show.ts";
 import { readTarget } from "../target/up.ts";
 
 async function showRun(ctx: RunContext): Promise<CommandResult> {
-  const { live, loaded } = readTarget(ctx.global.configfs);
+  const { live, loaded } = readTarget(ctx.global.configfs, ctx.env?.target);
   if (!loaded) {
     ctx.note(
       `nvmet is not loaded ('${ctx.global.configfs}/nvmet' does not exist): nothing is configured.`,

@@ -43,17 +43,14 @@ export interface KernelSourceOptions {
   proc: string;
   /** sysfs root (`kernel/debug/nvmet`, `class/nvme`), default `/sys` (NVMEOF_SYSFS). */
   sysfs: string;
-  /** Ask the running kernel's RDMA netlink for CM ids (false with a stand-in configfs). */
-  rdma: boolean;
 }
 
 /** The roots of the running host, with NVMEOF_PROC/NVMEOF_SYSFS applied. */
 export function kernelSourceOptions(
-  standin: boolean,
   env: (name: string) => string | undefined = Deno.env.get,
 ): KernelSourceOptions {
   const { proc, sysfs } = hostPaths(env);
-  return { proc, sysfs, rdma: !standin };
+  return { proc, sysfs };
 }
 
 function list(dir: string): string[] {
@@ -89,10 +86,10 @@ export function subsystemHosts(subnqn: string, sysfs = hostPaths().sysfs): strin
   return [...hosts];
 }
 
-/** The sources of the running kernel. */
+/** The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. */
 export function kernelSources(o: KernelSourceOptions): PeerSources {
   return {
-    cmIds: () => o.rdma ? readCmIds() : [],
+    cmIds: () => readCmIds(),
     tcp: () => establishedTcp(o.proc),
     hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs),
   };

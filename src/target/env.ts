@@ -1,41 +1,18 @@
 /**
- * What the target side needs from the host before it touches configfs: root, and the nvmet tree
- * opened with configfs mounted and the modules loaded when the run changes it.
+ * What the target's runs need from the host: who may change nvmet, how its tree is opened
+ * (configfs mounted and modules loaded first when the run changes it), and where the hosts
+ * connected to it are read. The product runs on the kernel's (kernelTargetEnv); the cli tier's
+ * entry point passes a stand-in of its own through main.
  */
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { ensureConfigfsMounted } from "../configfs/mount.ts";
 import { fileKind } from "../configfs/native.ts";
 import { EnvironmentError } from "../errors.ts";
 import { hostPaths } from "../paths.ts";
+import { kernelSourceOptions, kernelSources, type PeerSources } from "./connected.ts";
 import { isRoot, loadNvmet, loadTransportModules } from "./modules.ts";
 
-/**
- * Where the target room finds nvmet when it is not the kernel's: the seam through which the cli
- * tier's entry point (tests/standin/main.ts) puts a plain directory in place of configfs. The
- * product never sets it, and nothing outside the process (no variable, no flag) can.
- */
-export interface NvmetStandin {
-  /** Opens the tree at `root` (`<configfs>/nvmet`); undefined when it is absent and not to be made. */
-  open(root: string, options: { prepare: boolean }): ConfigfsIo | undefined;
-}
-
-let standin: NvmetStandin | undefined;
-
-/**
- * Puts `s` in place of the kernel's configfs for the rest of the process: no root needed, no module
- * loaded, and connected hosts are looked for only in the files under NVMEOF_SYSFS/NVMEOF_PROC (not
- * through the running kernel's RDMA netlink). For test entry points only.
- */
-export function useNvmetStandin(s: NvmetStandin): void {
-  standin = s;
-}
-
-/** Whether a stand-in replaces the kernel's configfs (see useNvmetStandin). */
-export function standinMode(): boolean {
-  return standin !== undefined;
-}
-
-/** Options of openNvmet. */
+/** Options of TargetEnv.open. */
 export interface OpenOptions {
   /** Load modules and mount configfs when missing (up); otherwise only look. */
   prepare: boolean;
@@ -44,9 +21,22 @@ export interface OpenOptions {
   note?: (line: string) => void;
 }
 
-/** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root, or the stand-in). */
+/** The host a target run reads and changes. */
+export interface TargetEnv {
+  /** Throws EnvironmentError (exit 3) unless this process may change nvmet. */
+  requireWriter(): void;
+  /**
+   * Opens the nvmet tree below `configfs`. With `prepare`, makes it ready first (throws
+   * EnvironmentError when it cannot); without, undefined when nvmet is not there.
+   */
+  open(configfs: string, options: OpenOptions): ConfigfsIo | undefined;
+  /** Where the hosts connected to the target are read. */
+  peers(): PeerSources;
+}
+
+/** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root). */
 export function requireRoot(): void {
-  if (standinMode() || isRoot()) return;
+  if (isRoot()) return;
   throw new EnvironmentError("Changing nvmet configfs needs root.", {
     hint: "Run it as root (sudo nvmeof target …); --dry-run shows the plan without root.",
   });
@@ -59,7 +49,6 @@ export function requireRoot(): void {
  */
 export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | undefined {
   const root = `${configfs}/nvmet`;
-  if (standin) return standin.open(root, options);
   if (options.prepare) requireRoot();
   if (fileKind(root, { follow: true }) === undefined) {
     if (!options.prepare) return undefined;
@@ -81,4 +70,13 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
     });
   }
   return new KernelConfigfs(root);
+}
+
+/** The running kernel's: root to change, configfs and modules, connections from the kernel. */
+export function kernelTargetEnv(): TargetEnv {
+  return {
+    requireWriter: requireRoot,
+    open: openNvmet,
+    peers: () => kernelSources(kernelSourceOptions()),
+  };
 }

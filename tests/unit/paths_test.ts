@@ -36,7 +36,7 @@ Deno.test("every room's paths come from the one definition, each variable moving
     h.libModules,
     "/cfg",
   ]);
-  const k = kernelSourceOptions(false, env);
+  const k = kernelSourceOptions(env);
   assert.deepEqual([k.sysfs, k.proc], [h.sysfs, h.proc]);
   assert.equal(defaultSpecFile(env), "/t/NVMEOF_ETC/target.yaml");
   assert.equal(defaultSpecFile(none), "/etc/nvmeof/target.yaml");

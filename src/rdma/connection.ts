@@ -220,7 +220,7 @@ export class RejectedError extends FailureError {
  * The error for an unexpected CM event while connecting to `where`; a RejectedError (with the
  * reject's private data) for REJECTED.
  */
-export function connectError(ev: CmEvent, where: string, privateDataText?: string): FailureError {
+export function cmEventError(ev: CmEvent, where: string, privateDataText?: string): FailureError {
   const status = ev.status < 0 ? `${errnoName(-ev.status)} (${ev.status})` : String(ev.status);
   switch (ev.type) {
     case E.ADDR_ERROR:
@@ -267,8 +267,8 @@ export function connectError(ev: CmEvent, where: string, privateDataText?: strin
   }
 }
 
-/** Options of both sides. */
-export interface ConnectOptions {
+/** What an RDMA-CM connect needs: the peer, the bound on each wait, the trace, the cancel. */
+export interface CmConnectParams {
   host: string;
   port: number;
   /** Bound on each wait for an event. */
@@ -283,7 +283,7 @@ export interface ConnectOptions {
  * memory (setup.prepare), send the REQ with private data, and on CONNECT_RESPONSE move the QP to
  * RTR and RTS and call rdma_establish.
  */
-export async function connect(opts: ConnectOptions, setup: QpSetup): Promise<Connection> {
+export async function connect(opts: CmConnectParams, setup: QpSetup): Promise<Connection> {
   const stack = new DisposableStack();
   const where = `${opts.host}:${opts.port}`;
   const { trace, cancel } = opts;
@@ -301,7 +301,7 @@ export async function connect(opts: ConnectOptions, setup: QpSetup): Promise<Con
       const ev = await channel.next(opts.timeoutMs, `${what} from ${where}`, cancel, mine);
       trace.add("cm_event", ev.name, ev.status ? { status: ev.status } : undefined);
       if (ev.type !== expect) {
-        throw connectError(ev, where, privateText(ev.privateData));
+        throw cmEventError(ev, where, privateText(ev.privateData));
       }
       return ev;
     };

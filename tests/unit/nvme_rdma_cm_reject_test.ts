@@ -9,7 +9,7 @@ import { FailureError, formatError } from "../../src/errors.ts";
 import { decodeRdmaCmReject } from "../../src/nvme/capsule.ts";
 import { describeRdmaCmReject, RdmaCmRejectError } from "../../src/nvme/status.ts";
 import type { CmEvent } from "../../src/rdma/cm.ts";
-import { connectError, RejectedError } from "../../src/rdma/connection.ts";
+import { cmEventError, RejectedError } from "../../src/rdma/connection.ts";
 
 /** nvmet's reject record, padded to the 148 bytes an IB CM REJ carries (fill after byte 4). */
 function rej(sts: number, opts: { recfmt?: number; pad?: number; fill?: number } = {}): Uint8Array {
@@ -100,9 +100,9 @@ Deno.test("only the first 4 bytes are read: exactly 4, or padding of any content
   assert.deepEqual(decodeRdmaCmReject(big.subarray(50)), { recfmt: 0, sts: 5 });
 });
 
-Deno.test("connectError keeps a REJECTED event's private data and reason, message unchanged", () => {
+Deno.test("cmEventError keeps a REJECTED event's private data and reason, message unchanged", () => {
   const data = rej(4);
-  const err = connectError(event(E.REJECTED, 28, data), "10.0.0.2:4420");
+  const err = cmEventError(event(E.REJECTED, 28, data), "10.0.0.2:4420");
   assert.ok(err instanceof RejectedError);
   assert.equal(err.reason, 28);
   assert.equal(err.reasonName, "CONSUMER_DEFINED");
@@ -113,17 +113,17 @@ Deno.test("connectError keeps a REJECTED event's private data and reason, messag
   );
   assert.equal(err.hint, "The server refused the request; see its message.");
 
-  const none = connectError(event(E.REJECTED, 8), "10.0.0.2:4420");
+  const none = cmEventError(event(E.REJECTED, 8), "10.0.0.2:4420");
   assert.ok(none instanceof RejectedError);
   assert.equal(none.rejectData.length, 0);
   assert.equal(none.reasonName, "INVALID_SERVICE_ID");
   assert.match(none.hint!, /Nothing listens/);
 
-  const text = connectError(event(E.REJECTED, 28), "h:1", "busy");
+  const text = cmEventError(event(E.REJECTED, 28), "h:1", "busy");
   assert.match(text.message, /: the peer says "busy"\.$/);
 
   for (const type of [E.ADDR_ERROR, E.UNREACHABLE, E.CONNECT_ERROR]) {
-    const other = connectError(event(type, -110), "h:1");
+    const other = cmEventError(event(type, -110), "h:1");
     assert.ok(other instanceof FailureError);
     assert.ok(!(other instanceof RejectedError));
   }
@@ -131,7 +131,7 @@ Deno.test("connectError keeps a REJECTED event's private data and reason, messag
 
 Deno.test("RdmaCmRejectError names the queue, the status and its meaning, and keeps the cause", () => {
   const data = rej(4);
-  const cause = connectError(event(E.REJECTED, 28, data), "10.77.0.1:4420");
+  const cause = cmEventError(event(E.REJECTED, 28, data), "10.77.0.1:4420");
   const info = describeRdmaCmReject(data, { qid: 0, depth: 64 })!;
   const err = new RdmaCmRejectError("10.77.0.1:4420", { qid: 0, depth: 64 }, { info, data }, {
     cause,

@@ -5,7 +5,7 @@
  * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
  * `classifyProbe` turns the event into a verdict.
  */
-import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { errnoName } from "../errors.ts";
 import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";

@@ -4,7 +4,7 @@
  * (include/linux/nvme-rdma.h; nvmet-rdma's nvmet_rdma_parse_cm_connect_req).
  */
 import assert from "node:assert/strict";
-import { RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { FailureError, formatError } from "../../src/errors.ts";
 import { decodeRdmaCmReject } from "../../src/nvme/capsule.ts";
 import { describeRdmaCmReject, RdmaCmRejectError } from "../../src/nvme/status.ts";

@@ -13,7 +13,7 @@ import {
   namespaceQueueText,
   redactedOptionString,
 } from "../fabrics/options.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { describeSaved, savedFromOptions } from "../persist/connections.ts";
 import { versioned } from "../output/contract.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";

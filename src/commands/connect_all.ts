@@ -9,7 +9,7 @@ import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/disc
 import { ADDRESS_FLAGS, HOST_FLAGS, secretFilesFromFlags, TUNING_FLAGS } from "../fabrics/flags.ts";
 import { checkNqn, type ConnectOptions, type Transport } from "../fabrics/options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import { type FabricsPaths, fabricsPaths } from "../fabrics/paths.ts";
+import { type FabricsPaths, fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import { savedFromOptions } from "../persist/connections.ts";
 import { requireDiscoveryConf } from "../persist/discovery_conf.ts";

@@ -11,7 +11,7 @@ import {
   redactedOptionString,
   runningKernelRelease,
 } from "../fabrics/options.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { configJsonControllers, configJsonOf } from "../persist/config_json.ts";
 import { type ConnectAllRow, connectAllText, progressOf } from "./connect_shared.ts";
 

@@ -11,7 +11,7 @@ import {
   namespaceQueueText,
   redactedOptionString,
 } from "../fabrics/options.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { savedFromOptions } from "../persist/connections.ts";
 import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
 import {

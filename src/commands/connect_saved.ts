@@ -8,7 +8,7 @@ import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { TUNING_FLAGS } from "../fabrics/flags.ts";
 import { checkInt, redactedOptionString } from "../fabrics/options.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import {
   describeSaved,
   isDiscoveryEntry,

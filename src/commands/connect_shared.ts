@@ -13,8 +13,8 @@ import {
   queueSettingsText,
   runningKernelRelease,
 } from "../fabrics/options.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
-import { connectionsFile, persistPaths } from "../persist/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
+import { connectionsFile, persistPaths } from "../persist/etc_paths.ts";
 import {
   loadConnections,
   mergeConnections,

@@ -7,7 +7,7 @@ import { UsageError } from "../errors.ts";
 import { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } from "../fabrics/options.ts";
 import { ADDRESS_FLAGS, transportFromFlags } from "../fabrics/flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
-import { doctorPaths } from "../doctor/paths.ts";
+import { doctorPaths } from "../doctor/kernel_paths.ts";
 import { runDoctor } from "../doctor/run.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 

@@ -4,7 +4,7 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { quote, UsageError } from "../errors.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
 import { groupByHost } from "../fabrics/topology.ts";
 import { subsysJson, subsysText } from "../output/nvme_cli.ts";

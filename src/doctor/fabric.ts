@@ -7,7 +7,7 @@
 import { fileKind } from "../configfs/native.ts";
 import { listDir, readText } from "../host/kfs.ts";
 import { type Check, check } from "./check.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 import type { GidInfo, PortInfo } from "../rdma/devices.ts";
 
 /** The parts of a GID entry the checks use. */

@@ -9,7 +9,7 @@ import { createController, deleteController, existingControllers } from "../fabr
 import type { ConnectOptions } from "../fabrics/options.ts";
 import { errnoName, EXIT, NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 const N = "/sys/kernel/config/nvmet";
 

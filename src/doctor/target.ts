@@ -12,7 +12,7 @@ import { isConfigfsMounted } from "../host/kernel.ts";
 import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { moduleCheck } from "./host.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 import { isTransport, type Transport, TRANSPORTS } from "../fabrics/options.ts";
 import {
   isAnyAddress,

@@ -20,7 +20,7 @@ import {
   namespaceQueueSettings,
   runningKernelRelease,
 } from "./options.ts";
-import type { FabricsPaths } from "./paths.ts";
+import type { FabricsPaths } from "./initiator_paths.ts";
 import { type NamespaceInfo, queueDir } from "./sysfs.ts";
 
 /** What `nvmeof connect` reports (JSON keys follow sysfs and the option string). */

@@ -5,7 +5,7 @@
  */
 import { EnvironmentError, quote, UsageError } from "../errors.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 import { NQN_MAX_BYTES, NVMF_NQN_SIZE } from "./nqn.ts";
 import {
   CONNECT_OPTIONS,

@@ -8,7 +8,7 @@ import { EnvironmentError } from "../errors.ts";
 import { exists } from "../host/kfs.ts";
 import { neighbourLookup } from "../net/neighbour.ts";
 import { type NamespaceUsage, namespaceUsage } from "./namespace_usage.ts";
-import type { FabricsPaths } from "./paths.ts";
+import type { FabricsPaths } from "./initiator_paths.ts";
 import { type ControllerInfo, namespaceDir, type PathInfo, type SubsystemInfo } from "./sysfs.ts";
 
 /** One namespace block device, as a row of nvme-cli's `list`. */

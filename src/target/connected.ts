@@ -11,7 +11,7 @@
  * A queue does not say which subsystem it serves, so removing a port, a subsystem linked to a
  * port, or such a link is refused while the port has connected hosts.
  */
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
 import { listDir, readText } from "../host/kfs.ts";
 import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";

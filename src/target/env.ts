@@ -5,7 +5,7 @@
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/native.ts";
 import { EnvironmentError } from "../errors.ts";
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 import { isConfigfsMounted, modprobe, runTool as run } from "../host/kernel.ts";
 
 /** The kernel module that serves each transport type. */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { tempDir } from "../helpers.ts";
 import type { Check } from "../../src/doctor/check.ts";
 import type { Devices } from "../../src/doctor/fabric.ts";
-import type { DoctorPaths } from "../../src/doctor/paths.ts";
+import type { DoctorPaths } from "../../src/doctor/kernel_paths.ts";
 import { readNvmet, targetChecks } from "../../src/doctor/target.ts";
 
 const SUB = "nqn.2024-01.io.example:disk1";

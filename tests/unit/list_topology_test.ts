@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { ID_NS, parseIdentifyNamespace } from "../../src/fabrics/admin.ts";
-import type { FabricsPaths } from "../../src/fabrics/paths.ts";
+import type { FabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import { listSubsystems } from "../../src/fabrics/sysfs.ts";
 import { groupByHost, listDevices, withNeighbours } from "../../src/fabrics/topology.ts";
 import { devicesJson, devicesText, subsysJson, subsysText } from "../../src/output/nvme_cli.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { doctorPaths } from "../../src/doctor/paths.ts";
-import { fabricsPaths } from "../../src/fabrics/paths.ts";
-import { HOST_PATH_DEFAULTS, hostPaths } from "../../src/paths.ts";
-import { persistPaths } from "../../src/persist/paths.ts";
+import { doctorPaths } from "../../src/doctor/kernel_paths.ts";
+import { fabricsPaths } from "../../src/fabrics/initiator_paths.ts";
+import { HOST_PATH_DEFAULTS, hostPaths } from "../../src/host_paths.ts";
+import { persistPaths } from "../../src/persist/etc_paths.ts";
 import { kernelSourceOptions } from "../../src/target/connected.ts";
 import { defaultSpecFile } from "../../src/target/spec.ts";
 

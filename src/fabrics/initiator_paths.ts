@@ -1,9 +1,9 @@
 /**
- * Where the fabrics code finds the kernel: sysfs, /dev and the host identity files, taken from
- * the host's roots (src/paths.ts: NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME). Each is a parameter
+ * Where the initiator finds the kernel: sysfs, /dev and the host identity files, taken from
+ * the host's roots (src/host_paths.ts: NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME). Each is a parameter
  * so tests can point it at a temporary tree.
  */
-import { type HostPaths, hostPaths } from "../paths.ts";
+import { type HostPaths, hostPaths } from "../host_paths.ts";
 
 /** Roots of the kernel and host files the initiator reads and writes. */
 export type FabricsPaths = Pick<HostPaths, "sysfs" | "dev" | "etcNvme">;

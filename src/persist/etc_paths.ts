@@ -1,9 +1,9 @@
 /**
- * Where the boot-persistence files live, taken from the host's roots (src/paths.ts: NVMEOF_ETC,
+ * Where the boot-persistence files live, taken from the host's roots (src/host_paths.ts: NVMEOF_ETC,
  * NVMEOF_SYSTEMD_DIR, NVMEOF_ETC_NVME). Each root is a parameter so tests point it at a temporary
  * tree.
  */
-import { type HostPaths, hostPaths } from "../paths.ts";
+import { type HostPaths, hostPaths } from "../host_paths.ts";
 
 /** Roots of the files that make targets and connections survive a reboot. */
 export type PersistPaths = Pick<HostPaths, "etc" | "systemd" | "etcNvme">;

@@ -4,7 +4,7 @@
  * NVMEOF_PROC, NVMEOF_LIB_MODULES); configfs comes from --configfs.
  */
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
-import { hostPaths } from "../host_paths.ts";
+import { pickHostPaths } from "../host_paths.ts";
 
 /** The roots the checks read. */
 export interface DoctorPaths extends FabricsPaths {
@@ -21,6 +21,5 @@ export function doctorPaths(
   configfs: string,
   env: (name: string) => string | undefined = Deno.env.get,
 ): DoctorPaths {
-  const { sysfs, dev, etcNvme, proc, libModules } = hostPaths(env);
-  return { sysfs, dev, etcNvme, proc, libModules, configfs };
+  return { ...pickHostPaths(["sysfs", "dev", "etcNvme", "proc", "libModules"], env), configfs };
 }

@@ -17,7 +17,7 @@ import {
 } from "../persist/connections.ts";
 import { importConfigJson } from "../persist/config_json.ts";
 import { importDiscoveryConf } from "../persist/discovery_conf.ts";
-import { type ImportResult, readNvmeCliFile } from "../persist/nvme_cli.ts";
+import { type ImportResult, readNvmeCliFile } from "../persist/nvme_cli_import.ts";
 import { connectionsFile, persistPaths } from "../persist/etc_paths.ts";
 
 function listText(d: { file: string; connections: SavedConnection[] }): string {

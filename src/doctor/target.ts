@@ -7,7 +7,7 @@
  */
 import { fileKind } from "../configfs/native.ts";
 import { KernelConfigfs } from "../configfs/io.ts";
-import { type LivePort, type LiveTree, readTree } from "../configfs/nvmet.ts";
+import { type LivePort, type LiveTree, portServes, readTree } from "../configfs/nvmet.ts";
 import { isConfigfsMounted } from "../host/kernel.ts";
 import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
@@ -63,21 +63,6 @@ function portTransports(ports: LivePort[]): Set<Transport> {
 /** The transports the local target's ports use (portTransports; rdma when nvmet is not there). */
 export function targetTransports(tree: LiveTree | undefined): Set<Transport> {
   return portTransports(tree?.ports ?? []);
-}
-
-/**
- * Whether a port of transport `trtype` serves `traddr`:`trsvcid` (a wildcard address serves every
- * local one).
- */
-export function portServes(
-  p: LivePort,
-  trtype: Transport,
-  traddr: string,
-  trsvcid: string,
-): boolean {
-  const a = p.attr.addr_traddr;
-  return p.attr.addr_trtype === trtype && p.attr.addr_trsvcid === trsvcid &&
-    a !== undefined && (a === traddr || isAnyAddress(a));
 }
 
 /** The address check of a tcp port: nvmet-tcp binds a socket, so any interface of this host. */
@@ -322,7 +307,8 @@ export function expectChecks(tree: LiveTree, e: TargetExpect): Check[] {
   }
   if (e.traddr) {
     const t = e.trtype ?? "rdma";
-    const ports = tree.ports.filter((p) => portServes(p, t, e.traddr!, e.trsvcid));
+    const end = { trtype: t, local: { address: e.traddr, port: Number(e.trsvcid) } };
+    const ports = tree.ports.filter((p) => portServes(p, end));
     const linked = ports.filter((p) => p.subsystems.includes(nqn));
     if (ports.length === 0) {
       const elsewhere = tree.ports.filter((p) => p.attr.addr_trtype === t);

@@ -12,9 +12,9 @@
  * port, or such a link is refused while the port has connected hosts.
  */
 import { hostPaths } from "../host_paths.ts";
-import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
+import { type LivePort, type LiveTree, portServes } from "../configfs/nvmet.ts";
 import { listDir, readText } from "../host/kfs.ts";
-import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
+import type { SocketAddress } from "../net/address.ts";
 import { establishedTcp } from "../net/proc_tcp.ts";
 import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";
 import { FailureError } from "../errors.ts";
@@ -117,14 +117,6 @@ export interface PortPeers {
   subsystems: string[];
   /** Peer addresses, sorted, each once. */
   hosts: string[];
-}
-
-/** Whether a connection's local end is the port's listening address (a wildcard takes any). */
-export function portServes(port: LivePort, c: PeerConnection): boolean {
-  if (port.attr.addr_trtype !== c.trtype) return false;
-  if (Number(port.attr.addr_trsvcid) !== c.local.port) return false;
-  const traddr = canonicalIp(port.attr.addr_traddr ?? "");
-  return traddr !== undefined && (isAnyAddress(traddr) || traddr === c.local.address);
 }
 
 /** Per port with peers: the peer addresses whose connection ends at the port. */

@@ -10,7 +10,7 @@ import { errnoName } from "../errors.ts";
 import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
-import { parseSockaddr } from "../net/address.ts";
+import { hostPort, parseSockaddr } from "../net/address.ts";
 import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
 import { WaitTimeoutError } from "../rdma/wait.ts";
 import { type Check, check } from "./check.ts";
@@ -170,7 +170,7 @@ export async function probeNvmeRdma(
 /** The probe's answer as a check. */
 export function classifyProbe(o: ProbeOutcome): Check {
   const id = "reach.listener";
-  const where = `${o.traddr.includes(":") ? `[${o.traddr}]` : o.traddr}:${o.trsvcid}`;
+  const where = hostPort(o.traddr, o.trsvcid);
   const st = o.status < 0 ? `${errnoName(-o.status)} (${o.status})` : String(o.status);
   const from = o.src ? ` from ${o.src.addr} (${o.src.device} port ${o.src.port})` : "";
   const portFix =

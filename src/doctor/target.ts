@@ -15,6 +15,7 @@ import { moduleCheck } from "./host.ts";
 import type { DoctorPaths } from "./kernel_paths.ts";
 import { isTransport, type Transport, TRANSPORTS } from "../fabrics/options.ts";
 import {
+  hostPort,
   isAnyAddress,
   type LocalAddress,
   localAddresses,
@@ -41,8 +42,7 @@ export function readNvmet(paths: DoctorPaths): LiveTree | undefined {
 const N = "/sys/kernel/config/nvmet";
 
 function portWhere(p: LivePort): string {
-  const a = p.attr.addr_traddr ?? "";
-  return `${a.includes(":") ? `[${a}]` : a}:${p.attr.addr_trsvcid ?? ""}`;
+  return hostPort(p.attr.addr_traddr ?? "", p.attr.addr_trsvcid ?? "");
 }
 
 /** The port's transport, when it is one the doctor checks (rdma, tcp). */
@@ -315,7 +315,7 @@ export function expectChecks(tree: LiveTree, e: TargetExpect): Check[] {
       out.push(check(
         "target.expect.port",
         "fail",
-        `no ${t} port on this target is for ${e.traddr}:${e.trsvcid}` +
+        `no ${t} port on this target is for ${hostPort(e.traddr, e.trsvcid)}` +
           (elsewhere.length
             ? ` (${t} ports: ${elsewhere.map((p) => `${p.id} for ${portWhere(p)}`).join(", ")})`
             : ""),

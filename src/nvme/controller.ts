@@ -4,6 +4,7 @@
  * connected one after another with the controller's cntlid, and a clean shutdown (CC.SHN,
  * CSTS.SHST) before the RDMA disconnect. Every step is timed.
  */
+import { hostPort } from "../net/address.ts";
 import { IBV_ACCESS } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import {
@@ -184,7 +185,7 @@ export class Controller implements Disposable {
       const d = await q.execute(0, `Fabrics Connect of queue ${q.qid}`);
       if (d.status !== 0) {
         throw new NvmeStatusError(
-          `Connect to '${subnqn}' at ${host}:${port} as '${hostnqn}'` +
+          `Connect to '${subnqn}' at ${hostPort(host, port)} as '${hostnqn}'` +
             (q.qid ? ` (I/O queue ${q.qid})` : ""),
           d.status,
           { fabrics: true, subnqn, hostnqn },

@@ -6,6 +6,7 @@
  * protection domain. A command slot (its command id) is free again once both its SEND
  * completed and its CQE arrived.
  */
+import { hostPort } from "../net/address.ts";
 import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import {
@@ -135,7 +136,7 @@ export class NvmeQueue implements Disposable {
       if (!(err instanceof RejectedError)) throw err;
       const info = describeRdmaCmReject(err.rejectData, o);
       if (!info) throw err;
-      throw new RdmaCmRejectError(`${o.host}:${o.port}`, o, { info, data: err.rejectData }, {
+      throw new RdmaCmRejectError(hostPort(o.host, o.port), o, { info, data: err.rejectData }, {
         cause: err,
       });
     }

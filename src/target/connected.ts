@@ -14,7 +14,7 @@
 import { hostPaths } from "../host_paths.ts";
 import { type LivePort, type LiveTree, portServes } from "../configfs/nvmet.ts";
 import { listDir, readText } from "../host/kfs.ts";
-import type { SocketAddress } from "../net/address.ts";
+import { hostPort, type SocketAddress } from "../net/address.ts";
 import { establishedTcp } from "../net/proc_tcp.ts";
 import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";
 import { FailureError } from "../errors.ts";
@@ -219,8 +219,7 @@ export function busyMessage(r: BusyReport, doer = "this"): string {
       const serving = p.subsystems.length
         ? `, serving ${p.subsystems.map((s) => `'${s}'`).join(", ")}`
         : "";
-      const host = p.traddr.includes(":") ? `[${p.traddr}]` : p.traddr;
-      return `to port ${p.port} (${p.trtype} ${host}:${p.trsvcid}${serving}): ${
+      return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
         p.hosts.join(", ")
       }`;
     }),

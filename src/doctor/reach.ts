@@ -7,7 +7,13 @@
  */
 import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { errnoName } from "../errors.ts";
-import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
+import {
+  decodeRdmaCmAccept,
+  decodeRdmaCmReject,
+  encodeRdmaCmRequest,
+  RDMA_CM_REJECT,
+} from "../nvme/capsule.ts";
+import { ADMIN_DEPTH } from "../nvme/controller.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
 import { hostPort, parseSockaddr } from "../net/address.ts";
@@ -15,15 +21,12 @@ import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
 import { WaitTimeoutError } from "../rdma/wait.ts";
 import { type Check, check } from "./check.ts";
 
-/** struct nvme_rdma_cm_req for the admin queue of a Linux host (32 bytes, little-endian). */
+/**
+ * struct nvme_rdma_cm_req for the admin queue of a Linux host: qid 0 at NVME_AQ_DEPTH (32), the
+ * request `nvmeof probe` sends too.
+ */
 export function adminConnectRequest(): Uint8Array {
-  const b = new Uint8Array(32);
-  const dv = new DataView(b.buffer);
-  dv.setUint16(0, 0, true); // recfmt
-  dv.setUint16(2, 0, true); // qid: admin
-  dv.setUint16(4, 32, true); // hrqsize: NVME_AQ_DEPTH
-  dv.setUint16(6, 31, true); // hsqsize: 0-based
-  return b;
+  return encodeRdmaCmRequest({ qid: 0, hrqsize: ADMIN_DEPTH, hsqsize: ADMIN_DEPTH - 1 });
 }
 
 /**
@@ -37,9 +40,8 @@ export function nvmeRejectStatus(data: Uint8Array): number | undefined {
 
 /** The crqsize of an NVMe/RDMA accept (`struct nvme_rdma_cm_rep`), if it is one. */
 export function nvmeAcceptQueueSize(data: Uint8Array): number | undefined {
-  if (data.length < 4) return undefined;
-  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  return dv.getUint16(0, true) === 0 ? dv.getUint16(2, true) : undefined;
+  const rep = decodeRdmaCmAccept(data);
+  return rep?.recfmt === 0 ? rep.crqsize : undefined;
 }
 
 /** What the probe saw. */

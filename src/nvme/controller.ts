@@ -46,6 +46,7 @@ import {
 import { NvmeQueue } from "./queue.ts";
 import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
+/** The admin queue's depth, as a Linux host opens it (NVME_AQ_DEPTH). */
 export const ADMIN_DEPTH = 32;
 /** Keep-alive timeout asked for in the admin Connect (ms); long runs send Keep Alive within it. */
 export const KATO_MS = 15000;

@@ -5,6 +5,7 @@
  * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
  * `classifyProbe` turns the event into a verdict.
  */
+import { softRoceCommand } from "../rdma/soft_roce.ts";
 import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { errnoName } from "../errors.ts";
 import {
@@ -258,7 +259,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
         `cannot resolve ${o.traddr} to an RDMA device (ADDR_ERROR, ${st}): no route to it through an RDMA ` +
           "netdev, or its neighbour (ARP) does not answer",
         `check 'ip route get ${o.traddr}' leaves through the RDMA NIC's netdev and that the target answers ping ` +
-          "from that netdev; add Soft-RoCE where there is no RDMA NIC (rdma link add rxe0 type rxe netdev IFACE)",
+          `from that netdev; add Soft-RoCE where there is no RDMA NIC (${softRoceCommand()})`,
       );
     case "ROUTE_ERROR":
       return check(

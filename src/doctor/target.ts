@@ -5,6 +5,7 @@
  * (the first link enables it), namespaces enabled, allow_any_host flagged, and — for a given
  * subsystem NQN and host NQN — whether the port the host uses exports it and the host is allowed.
  */
+import { softRoceCommand } from "../rdma/soft_roce.ts";
 import { fileKind } from "../configfs/native.ts";
 import { KernelConfigfs } from "../configfs/io.ts";
 import { type LivePort, type LiveTree, portServes, readTree } from "../configfs/nvmet.ts";
@@ -144,7 +145,9 @@ export function portChecks(
           }, but ${addr} is on no RDMA netdev of this host: the kernel ` +
             "cannot bind it (EADDRNOTAVAIL when the address is missing, ENODEV when its netdev has no RDMA device)",
           `configure ${addr} on the RDMA NIC's netdev (ip addr add ${addr}/24 dev IFACE), or add Soft-RoCE on ` +
-            "its netdev (rdma link add rxe0 type rxe netdev IFACE); then unlink and relink the port's subsystems",
+            `its netdev (${
+              softRoceCommand(localInterfaceOf(addr, local)?.name)
+            }); then unlink and relink the port's subsystems`,
         ),
     );
   }

@@ -149,6 +149,24 @@ Deno.test("target: a port address on no RDMA netdev fails (the bind cannot succe
   assert.match(s.seen, /could not determine/);
 });
 
+Deno.test("target: the Soft-RoCE fix names the netdev that holds the port's address, or placeholders", async () => {
+  await using d = await tempDir();
+  const paths = await nvmet(d.path, {
+    subsystems: [{ nqn: SUB, anyHost: true }],
+    ports: [{ id: 3, traddr: "192.168.5.5", trsvcid: "4420", links: [SUB] }],
+  });
+  const fix = (local: { name: string; address: string }[]) =>
+    byId(
+      targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420" }, true, local),
+      "target.port.3.address",
+    ).fix!;
+  const on = fix([{ name: "enp65s0f1", address: "192.168.5.5" }]);
+  assert.match(on, /rdma link add rxe_enp65s0f1 type rxe netdev enp65s0f1/);
+  const nowhere = fix([]);
+  assert.match(nowhere, /rdma link add NAME type rxe netdev IFACE/);
+  assert.doesNotMatch(on + nowhere, /rxe0/);
+});
+
 Deno.test("target: a tcp-only target is checked as tcp: nvmet-tcp, the address on any interface, no rdma asked for", async () => {
   await using d = await tempDir();
   const paths = await nvmet(d.path, {

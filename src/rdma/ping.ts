@@ -110,7 +110,7 @@ export interface ClientBuffers {
  * A ping client's QP setup, for `count` iterations (warm-up and timed) of `op` on `size` bytes:
  * its prepare registers the two-slot buffers into `buffers` and returns the hello.
  */
-export function clientSetup(
+function clientSetup(
   op: PingOptions["op"],
   size: number,
   count: number,

@@ -1,5 +1,5 @@
-# Sourced by the RDMA benchmark (bench_rdma.sh): the runs it makes. ADDR is the address every peer
-# listens on (default the lab guest's, 10.77.0.1); set N (the nvmeof launcher) first.
+# Sourced by the RDMA benchmark (scripts/bench/rdma.sh): the runs it makes. ADDR is the address
+# every peer listens on (default the lab guest's, 10.77.0.1); set N (the nvmeof launcher) first.
 ADDR="${ADDR:-10.77.0.1}"
 
 # perftest TOOL SIZE ITERS PORT: one perftest pair, the server in the background and the client

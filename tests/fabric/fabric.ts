@@ -214,10 +214,10 @@ export async function restoreLinks(node: Node): Promise<Error | undefined> {
   if (found.length === 0) return undefined;
   const state = await linkState(node);
   const flush = "for l in 0 1; do ip neigh flush dev fab$l; done";
-  // bench_ha.sh's own off switch for its faults (netem and ingress qdiscs on either link).
+  // guest_faults.sh's own off switch for its faults (netem and ingress qdiscs on either link).
   await on(
     node,
-    `for l in 0 1; do scripts/bench_ha.sh guest blackhole $l off; done >/dev/null 2>&1; ${flush}`,
+    `for l in 0 1; do tests/fabric/guest_faults.sh blackhole $l off; done >/dev/null 2>&1; ${flush}`,
   );
   await on("target", flush);
   let left = await linkProblems(node);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Failover, side by side: the I/O pause and the time until a cut path is live again, with the two
 # paths of one subsystem connected by nvme-cli with its defaults and by nvmeof with its HA profile
-# (`connect -a A -a B`). Run from this machine against the lab fabric (scripts/lab fabric up
+# (`connect -a A -a B`). Run from this machine against the lab fabric (scripts/lab/lab fabric up
 # --hosts 1 --links 2); all traffic stays inside the guests.
 #
 # The storage server exports one memory-backed null_blk on two rdma ports, 10.78.0.1 and
@@ -42,11 +42,11 @@ CUT="${CUT:-15}"
 CALM="${CALM:-$((CUT + 3))}"
 BACK_WAIT="${BACK_WAIT:-90}"
 GUEST=tests/fabric/guest_faults.sh
-on() { local n=$1; shift; scripts/lab fabric exec --timeout 900 "$n" -- "$GUEST" "$@"; }
-sh_on() { local n=$1; shift; scripts/lab fabric exec --timeout 120 "$n" -- bash -c "$*"; }
+on() { local n=$1; shift; scripts/lab/lab fabric exec --timeout 900 "$n" -- "$GUEST" "$@"; }
+sh_on() { local n=$1; shift; scripts/lab/lab fabric exec --timeout 120 "$n" -- bash -c "$*"; }
 
-scripts/lab fabric exec target -- true >/dev/null 2>&1 || {
-  echo "bench ha: the lab fabric is not up (scripts/lab fabric up --hosts 1 --links 2)" >&2
+scripts/lab/lab fabric exec target -- true >/dev/null 2>&1 || {
+  echo "bench ha: the lab fabric is not up (scripts/lab/lab fabric up --hosts 1 --links 2)" >&2
   exit 3
 }
 on target target_up || exit 1
@@ -70,11 +70,11 @@ for fault in $FAULTS; do
       addr=10.78.$link.1
       case $fault in
         a) # a pulled cable: both ends lose carrier (host1 logs when, by its own clock)
-          scripts/lab fabric link target "$link" off host1
-          scripts/lab fabric link host1 "$link" off
+          scripts/lab/lab fabric link target "$link" off host1
+          scripts/lab/lab fabric link host1 "$link" off
           sleep "$CUT"
-          scripts/lab fabric link target "$link" on host1
-          scripts/lab fabric link host1 "$link" on
+          scripts/lab/lab fabric link target "$link" on host1
+          scripts/lab/lab fabric link host1 "$link" on
           cut_at=carrier back_at=carrier
           ;;
         b) # dropped at host1's end, both ways (its clock says when)

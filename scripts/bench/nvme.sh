@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 4 KiB random reads over NVMe/RDMA: nvmeof bench's user-space initiator beside fio on the kernel
 # initiator (nvme-rdma), in one run on one namespace (meant for the lab guest:
-# scripts/lab run --timeout 900 -- scripts/bench/nvme.sh).
+# scripts/lab/lab run --timeout 900 -- scripts/bench/nvme.sh).
 #
 #   fio --ioengine=io_uring (libaio where io_uring fails) --direct=1 --rw=randread --bs=4k
 #       --iodepth Q --numjobs=1 on the kernel's /dev/nvmeXn1
@@ -35,7 +35,7 @@ CFS=/sys/kernel/config
 NVMET=$CFS/nvmet
 [ -d "$NVMET" ] && [ -d "$CFS/nullb" ] || modprobe -a null_blk nvmet-rdma nvme-rdma 2>/dev/null
 [ -d "$NVMET" ] && [ -d "$CFS/nullb" ] || {
-  echo "bench nvme: $NVMET or $CFS/nullb missing: run inside the lab guest (scripts/lab run -- $0)" >&2
+  echo "bench nvme: $NVMET or $CFS/nullb missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2
   exit 3
 }
 

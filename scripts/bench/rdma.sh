@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # RDMA latency and bandwidth of nvmeof's FFI data path beside perftest's C, in one run on one
-# machine (meant for the lab guest: scripts/lab run -- scripts/bench/rdma.sh).
+# machine (meant for the lab guest: scripts/lab/lab run -- scripts/bench/rdma.sh).
 #
 #   ib_write_lat -R -F -s S  vs  nvmeof rdma ping --op write --size S   (S = 2, 64, 4096)
 #   ib_write_bw  -R -F -s 65536  vs  nvmeof rdma bw --size 65536

@@ -65,7 +65,7 @@ export interface PingOptions {
   /**
    * Untimed iterations first (default 0): the runtime compiles the loop's code on its own worker
    * threads while it runs it the first times, and under emulation each compile job takes a
-   * spinning thread's CPU for milliseconds (scripts/bench_ping_sched.sh measures it).
+   * spinning thread's CPU for milliseconds (docs/benchmarks.md has the measurements).
    */
   warmup?: number;
   timeoutMs: number;
@@ -74,7 +74,7 @@ export interface PingOptions {
   /**
    * Told each iteration's start (performance.now()), time in ms and index among the timed ones
    * (`k`; negative for a warm-up iteration), as it is taken: for measurements of where the tail
-   * comes from (scripts/bench/ping_tail.ts). Warm-up iterations are told too, so the code that
+   * comes from (docs/benchmarks.md). Warm-up iterations are told too, so the code that
    * tells is the same on both sides of the warm-up.
    */
   onSample?: (start: number, ms: number, k: number) => void;
@@ -110,7 +110,7 @@ export interface ClientBuffers {
  * A ping client's QP setup, for `count` iterations (warm-up and timed) of `op` on `size` bytes:
  * its prepare registers the two-slot buffers into `buffers` and returns the hello.
  */
-export function clientSetup(
+function clientSetup(
   op: PingOptions["op"],
   size: number,
   count: number,
@@ -269,7 +269,7 @@ async function runClientLoop(
     // A warm-up iteration runs the same code as a timed one: its time goes to slot 0, which
     // timed iteration 0 overwrites. A path first taken at the first timed iteration had the
     // runtime deoptimize this function and compile it again there: an iteration of 11-13 ms
-    // under emulation (scripts/bench_ping_jit.sh).
+    // under emulation (docs/benchmarks.md).
     const ms = performance.now() - t0;
     const k = i - warmup;
     samples[k < 0 ? 0 : k] = ms;

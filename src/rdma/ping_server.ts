@@ -115,7 +115,7 @@ function pingTurn(listener: Listener, entry: ServedClient, o: ServeOptions): Tur
  * ping hello or asks for an impossible size, else the QP and memory its operation needs, with
  * `onAccept` told what was registered.
  */
-export function answerHello(
+function answerHello(
   privateData: Uint8Array,
   entry: ServedClient,
   onAccept: (a: Accepted) => void,

@@ -93,7 +93,7 @@ async function probe(): Promise<Map<string, number>> {
     } catch (err) {
       throw new Error(
         "The ABI probe needs a C compiler: 'cc' was not found. Install gcc (apt-get install gcc " +
-          "libc6-dev libibverbs-dev librdmacm-dev, or run scripts/lab setup).",
+          "libc6-dev libibverbs-dev librdmacm-dev, or run scripts/lab/lab setup).",
         { cause: err },
       );
     }

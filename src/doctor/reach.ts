@@ -12,6 +12,7 @@ import {
   decodeRdmaCmAccept,
   decodeRdmaCmReject,
   encodeRdmaCmRequest,
+  NVME_RDMA_CM_NO_RSC,
   RDMA_CM_REJECT,
 } from "../nvme/capsule.ts";
 import { ADMIN_DEPTH } from "../nvme/controller.ts";
@@ -202,7 +203,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
           "warn",
           `an NVMe/RDMA target listens at ${where} but rejected the admin-queue request: NVMe/RDMA status ` +
             `${sts} (${RDMA_CM_REJECT[sts]}: ${describeRdmaCmReject(o.privateData)?.meaning})`,
-          sts === 6
+          sts === NVME_RDMA_CM_NO_RSC
             ? "the target is out of resources (queues or memory): check its kernel log and lower the number of hosts/queues"
             : "the target refused a standard Linux host request: check its kernel log (dmesg) for nvmet_rdma",
         );

@@ -71,15 +71,6 @@ export interface PingOptions {
   timeoutMs: number;
   trace: Trace;
   cancel?: Canceller;
-  /**
-   * Told each iteration's start (performance.now()), time in ms and index among the timed ones
-   * (`k`; negative for a warm-up iteration), as it is taken: for measurements of where the tail
-   * comes from (docs/benchmarks.md). Warm-up iterations are told too, so the code that
-   * tells is the same on both sides of the warm-up.
-   */
-  onSample?: (start: number, ms: number, k: number) => void;
-  /** Told when each event-loop turn of the spinning loop began and ended (performance.now()). */
-  onTurn?: (start: number, end: number) => void;
 }
 
 /** The client's result. */
@@ -101,7 +92,7 @@ export interface PingResult {
 }
 
 /** The buffers a ping client's QP setup registers (tx: none for read). */
-export interface ClientBuffers {
+interface ClientBuffers {
   tx?: MemoryRegion;
   rx?: MemoryRegion;
 }
@@ -194,7 +185,6 @@ async function runClientLoop(
     cancel: o.cancel,
     when: "during the ping",
     total,
-    onTurn: o.onTurn,
   });
   const samples = new Float64Array(o.count);
   // Everything the loop touches is made here: an iteration allocates nothing (no garbage for the
@@ -273,7 +263,6 @@ async function runClientLoop(
     const ms = performance.now() - t0;
     const k = i - warmup;
     samples[k < 0 ? 0 : k] = ms;
-    o.onSample?.(t0, ms, k);
     const bad = firstDifference(got[slot], expect);
     if (bad >= 0) {
       throw new FailureError(

@@ -7,7 +7,7 @@ import { EXIT, UsageError } from "../errors.ts";
 import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
 import { checkInt } from "../fabrics/option_checks.ts";
 import { type ConnectOptions, DEFAULT_CTRL_LOSS_TMO } from "../fabrics/connect_options.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import type { ConnectIo, ConnectReport } from "../initiator/connect_io.ts";
 import { type SavedConnection, savedFromOptions } from "../persist/connections.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/systemd.ts";

@@ -29,7 +29,7 @@ import {
   type TableField,
 } from "../fabrics/connect_table.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { isIpv4 } from "../net/address.ts";
 
 /** Where the target is: -t -a -s. */

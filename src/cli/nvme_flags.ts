@@ -6,7 +6,7 @@ import type { OptionSpec, OptionValues } from "./command.ts";
 import { intFlag } from "./parse.ts";
 import { ADDRESS_FLAGS, addressFromFlags, HOST_FLAGS, hostFromFlags } from "./fabrics_flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import type { ControllerOptions } from "../nvme/controller.ts";
 
 /** -a and -s: the target's address and port (RDMA only). */

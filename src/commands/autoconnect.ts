@@ -7,7 +7,7 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { FailureError } from "../errors.ts";
 import { checkInt } from "../fabrics/option_checks.ts";
 import { loadConnections } from "../persist/connections.ts";
-import { connectionsFile, persistPaths } from "../persist/paths.ts";
+import { connectionsFile, persistPaths } from "../persist/etc_paths.ts";
 import { selfPath } from "../persist/self.ts";
 import {
   AUTOCONNECT_UNIT,

@@ -2,6 +2,7 @@
  * `nvmeof bench`: NVMe over RDMA I/O from user space, with data landing in registered buffers
  * (no nvme-rdma, no block device): IOPS, MB/s and latency, or `verify` of an LBA pattern.
  */
+import { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import {
@@ -103,7 +104,9 @@ export function benchParams(v: Record<string, unknown>): BenchParams {
 
 function text(d: Record<string, unknown>): string {
   const lines = [
-    `${d.subnqn} nsid ${d.nsid} at ${d.traddr}:${d.trsvcid}: ${d.rw}, bs ${d.bs}, ` +
+    `${d.subnqn} nsid ${d.nsid} at ${
+      hostPort(String(d.traddr), String(d.trsvcid))
+    }: ${d.rw}, bs ${d.bs}, ` +
     `qd ${d.qd} × ${d.queues} queue(s)`,
   ];
   for (const p of d.passes as Record<string, unknown>[]) {

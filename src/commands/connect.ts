@@ -17,7 +17,7 @@ import {
 import { connectOptionsFromFlags, secretFilesFromFlags } from "../cli/fabrics_flags.ts";
 import { UsageError } from "../errors.ts";
 import { checkNqn } from "../fabrics/option_checks.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { connectConfig } from "../initiator/config_connect.ts";
 import { connectPaths } from "../initiator/multipath_connect.ts";
 import { connectSaved } from "../initiator/saved_connect.ts";

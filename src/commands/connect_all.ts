@@ -7,7 +7,7 @@ import { CONNECT_ALL_FLAGS, connectIo, resultOf } from "../cli/connect_flags.ts"
 import { connectOptionsFromFlags, secretFilesFromFlags } from "../cli/fabrics_flags.ts";
 import { UsageError } from "../errors.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { connectAll, connectAllFromConf } from "../initiator/connect_all.ts";
 import { savedFromOptions } from "../persist/connections.ts";
 

@@ -6,7 +6,7 @@ import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import {
   connectionKey,
   describeSaved,
@@ -17,8 +17,8 @@ import {
 } from "../persist/connections.ts";
 import { importConfigJson } from "../persist/config_json.ts";
 import { importDiscoveryConf } from "../persist/discovery_conf.ts";
-import { type ImportResult, readNvmeCliFile } from "../persist/nvme_cli.ts";
-import { connectionsFile, persistPaths } from "../persist/paths.ts";
+import { type ImportResult, readNvmeCliFile } from "../persist/nvme_cli_import.ts";
+import { connectionsFile, persistPaths } from "../persist/etc_paths.ts";
 
 function listText(d: { file: string; connections: SavedConnection[] }): string {
   if (d.connections.length === 0) return `no saved connections in ${d.file}`;

@@ -5,7 +5,7 @@ import type { CommandDetails } from "../cli/command.ts";
 import { EnvironmentError, EXIT, FailureError, UsageError } from "../errors.ts";
 import { deleteController } from "../fabrics/controller.ts";
 import { checkNqn } from "../fabrics/option_checks.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { type ControllerInfo, listControllers } from "../fabrics/sysfs.ts";
 import { versioned } from "../output/contract.ts";
 

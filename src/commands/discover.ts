@@ -13,7 +13,7 @@ import {
   resolvedAddressFromFlags,
 } from "../cli/fabrics_flags.ts";
 import { resolveHostIdentity } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 
 /** `nvmeof discover`. */
 export const discoverCommand: CommandDetails = {

@@ -8,7 +8,7 @@ import { checkAddress, checkNqn, checkTrsvcid } from "../fabrics/option_checks.t
 import { DEFAULT_TRSVCID } from "../fabrics/connect_options.ts";
 import { ADDRESS_FLAGS, transportFromFlags } from "../cli/fabrics_flags.ts";
 import { type DoctorReport, reportText } from "../doctor/check.ts";
-import { doctorPaths } from "../doctor/paths.ts";
+import { doctorPaths } from "../doctor/kernel_paths.ts";
 import { runDoctor } from "../doctor/run.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 

@@ -3,7 +3,7 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { generateHostFiles, resolveHostIdentity } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 
 /** `nvmeof hostnqn`. */
 export const hostnqnCommand: CommandDetails = {

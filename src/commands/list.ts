@@ -4,13 +4,13 @@
  */
 import type { CommandDetails } from "../cli/command.ts";
 import { EXIT } from "../errors.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
 import { listDevices, withNeighbours } from "../fabrics/topology.ts";
 import { versioned } from "../output/contract.ts";
-import { devicesJson, devicesText } from "../output/nvme_cli.ts";
+import { devicesJson, devicesText } from "../output/nvme_cli_table.ts";
 import { pathViewText } from "../output/path_view.ts";
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 
 /** `nvmeof list`. */
 export const listCommand: CommandDetails = {

@@ -4,10 +4,10 @@
 import type { CommandDetails } from "../cli/command.ts";
 import { quote, UsageError } from "../errors.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
-import { fabricsPaths } from "../fabrics/paths.ts";
+import { fabricsPaths } from "../fabrics/initiator_paths.ts";
 import { listSubsystems } from "../fabrics/sysfs.ts";
 import { groupByHost } from "../fabrics/topology.ts";
-import { subsysJson, subsysText } from "../output/nvme_cli.ts";
+import { subsysJson, subsysText } from "../output/nvme_cli_table.ts";
 
 /** `nvmeof list-subsys`. */
 export const listSubsysCommand: CommandDetails = {

@@ -2,6 +2,7 @@
  * `nvmeof probe`: speak NVMe over RDMA from user space (no nvme-rdma module, no block device):
  * the discovery log, or a controller's identity and namespaces, with the time of each step.
  */
+import { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
 import { logToNvmeCli, logToText } from "../fabrics/discovery_log.ts";
 import {
@@ -33,7 +34,7 @@ function text(d: Record<string, unknown>): string {
   if (c) {
     lines.push(
       `subsystem  ${d.subnqn}`,
-      `target     ${d.traddr}:${d.trsvcid} (cntlid ${d.cntlid})`,
+      `target     ${hostPort(String(d.traddr), String(d.trsvcid))} (cntlid ${d.cntlid})`,
     );
     for (
       const k of [

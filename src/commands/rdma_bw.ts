@@ -1,6 +1,7 @@
 /**
  * `nvmeof rdma bw`: RDMA WRITE bandwidth with the send queue kept full.
  */
+import { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import { bwClient, type BwResult } from "../rdma/bw.ts";
@@ -10,7 +11,9 @@ import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flag
 import { runToolServer, toolServerText } from "../rdma/tool_server.ts";
 
 function text(r: BwResult): string {
-  return `write ${r.size} B × ${r.iters} to ${r.traddr}:${r.trsvcid} (depth ${r.depth}) in ` +
+  return `write ${r.size} B × ${r.iters} to ${
+    hostPort(r.traddr, r.trsvcid)
+  } (depth ${r.depth}) in ` +
     `${r.seconds} s: ${r.bw_mib_s} MiB/s (${r.bw_mb_s} MB/s), ${r.msg_rate_mpps} Mmsg/s\n`;
 }
 

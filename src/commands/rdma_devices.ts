@@ -1,6 +1,7 @@
 /**
  * `nvmeof rdma devices`: every RDMA device, its ports and GID tables, as libibverbs reports them.
  */
+import { softRoceCommand } from "../rdma/soft_roce.ts";
 import type { CommandDetails, CommandResult } from "../cli/command.ts";
 import { EnvironmentError } from "../errors.ts";
 import { describeRdmaDevices, type DeviceInfo } from "../rdma/devices.ts";
@@ -56,8 +57,7 @@ export const rdmaDevicesCommand: CommandDetails = {
     const devices = describeRdmaDevices();
     if (devices.length === 0) {
       throw new EnvironmentError("No RDMA device found.", {
-        hint: "Load your NIC's RDMA driver, or add a Soft-RoCE device: " +
-          "rdma link add rxe0 type rxe netdev IFACE.",
+        hint: `Load your NIC's RDMA driver, or add a Soft-RoCE device: ${softRoceCommand()}.`,
       });
     }
     return Promise.resolve({ data: devices, text });

@@ -2,6 +2,7 @@
  * `nvmeof rdma ping`: an RC connection over RDMA-CM and a verified ping-pong of RDMA WRITE, READ
  * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
  */
+import { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
@@ -27,7 +28,7 @@ function clientText(r: PingResult): string {
   if (r.trace) out.push(...traceLines(r.trace), "");
   const l = r.latency;
   out.push(
-    `${r.op} ${r.size} B to ${r.traddr}:${r.trsvcid}: ${r.verified}/${r.count} verified` +
+    `${r.op} ${r.size} B to ${hostPort(r.traddr, r.trsvcid)}: ${r.verified}/${r.count} verified` +
       (r.warmup ? ` (after ${r.warmup} untimed)` : ""),
     `${r.op === "read" ? "read" : "round trip"} µs: min ${l.min_us}  median ${l.median_us}  ` +
       `p99 ${l.p99_us}  max ${l.max_us}  avg ${l.avg_us}`,
@@ -36,7 +37,9 @@ function clientText(r: PingResult): string {
 }
 
 function rpingText(r: RpingResult): string {
-  return `rping ${r.size} B × ${r.count} with ${r.traddr}:${r.trsvcid}: ${r.verified} verified\n` +
+  return `rping ${r.size} B × ${r.count} with ${
+    hostPort(r.traddr, r.trsvcid)
+  }: ${r.verified} verified\n` +
     `last: ${r.last_payload}\n`;
 }
 

@@ -4,7 +4,7 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
-import { persistPaths } from "../persist/paths.ts";
+import { persistPaths } from "../persist/etc_paths.ts";
 import { selfPath } from "../persist/self.ts";
 import {
   installUnit,

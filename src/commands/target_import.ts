@@ -3,7 +3,7 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
-import { persistPaths } from "../persist/paths.ts";
+import { persistPaths } from "../persist/etc_paths.ts";
 import { importNvmetcliFile } from "../target/nvmetcli.ts";
 
 async function importRun(ctx: RunContext): Promise<CommandResult> {

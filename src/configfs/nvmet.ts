@@ -9,6 +9,7 @@
  * referrals/<name>/{addr_*, enable}}.
  */
 import type { ConfigfsIo } from "./io.ts";
+import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
 
 /**
  * Paths of nvmet objects, relative to the nvmet root. Ports and namespaces take their directory
@@ -170,6 +171,30 @@ export interface LivePort {
   ana_groups?: LiveAnaGroup[];
   /** The port's referrals (other discovery controllers its discovery log lists), by name. */
   referrals?: LiveReferral[];
+}
+
+/**
+ * This machine's end of a fabric connection: the transport and the local address and port (the
+ * kernel's end of a queue, or the address and service id a host is told to connect to).
+ */
+export interface PortEnd {
+  trtype: string;
+  local: SocketAddress;
+}
+
+/**
+ * Whether `port` serves connections that end at `end`: the same transport and service id, and the
+ * port's address is the local address or a wildcard (0.0.0.0, ::). Addresses compare in canonical
+ * form (canonicalIp), so `::ffff:10.0.0.1` is `10.0.0.1` and an IPv6 address matches however it
+ * is spelled; text that is no IP address compares as written.
+ */
+export function portServes(port: LivePort, end: PortEnd): boolean {
+  if (port.attr.addr_trtype !== end.trtype) return false;
+  if (Number(port.attr.addr_trsvcid) !== end.local.port) return false;
+  const written = port.attr.addr_traddr;
+  if (written === undefined) return false;
+  const traddr = canonicalIp(written) ?? written;
+  return isAnyAddress(traddr) || traddr === (canonicalIp(end.local.address) ?? end.local.address);
 }
 
 /** An ANA group of a port. */

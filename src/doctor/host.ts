@@ -10,7 +10,7 @@ import { readHostFiles } from "../fabrics/host_identity.ts";
 import { isUuid } from "../fabrics/option_checks.ts";
 import { type Check, check } from "./check.ts";
 import { multipathChecks } from "./multipath.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 /** Where a kernel module stands. */
 export type ModuleState =

@@ -22,7 +22,7 @@ import { KmsgWatch } from "./kmsg.ts";
 import { buildOptionString } from "./option_string.ts";
 import type { ConnectOptions } from "./connect_options.ts";
 import { DISCOVERY_NQN } from "./nqn.ts";
-import { type FabricsPaths, isRealHost } from "./paths.ts";
+import { type FabricsPaths, isRealHost } from "./initiator_paths.ts";
 import {
   controllerDir,
   type ControllerInfo,

@@ -3,7 +3,7 @@
  * (`mount`, `modprobe`): one runner, one mount check and one release reader for the target, the
  * host's connect and the doctor.
  */
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 import { readText } from "./kfs.ts";
 
 /** How a system tool ended: `stderr` is its message (or why it could not start). */

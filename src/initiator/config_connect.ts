@@ -7,7 +7,7 @@ import { checkKernelOptions, checkTransportOptions } from "../fabrics/option_che
 import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import { redactedOptionString } from "../fabrics/option_string.ts";
 import { runningKernelRelease } from "../host/kernel.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { configJsonControllers, configJsonOf } from "../persist/config_json.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";
 import { type ConnectAllRow, connectedRow, failedRow, rowsReport } from "./report.ts";

@@ -8,7 +8,7 @@ import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/disc
 import { checkNqn } from "../fabrics/option_checks.ts";
 import type { ConnectOptions, Transport } from "../fabrics/connect_options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import type { SavedConnection } from "../persist/connections.ts";
 import { requireDiscoveryConf } from "../persist/discovery_conf.ts";

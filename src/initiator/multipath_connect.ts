@@ -10,7 +10,7 @@ import {
   namespaceQueueText,
   redactedOptionString,
 } from "../fabrics/option_string.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import type { SavedConnection } from "../persist/connections.ts";
 import { persistEntries, savedFile } from "./persist_entries.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";

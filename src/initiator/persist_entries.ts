@@ -2,7 +2,7 @@
  * Saving connections for boot from a connect run (--persist): the connections file, and merging
  * new entries into it.
  */
-import { connectionsFile, persistPaths } from "../persist/paths.ts";
+import { connectionsFile, persistPaths } from "../persist/etc_paths.ts";
 import {
   loadConnections,
   mergeConnections,

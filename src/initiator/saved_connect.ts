@@ -5,7 +5,7 @@
 import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { redactedOptionString } from "../fabrics/option_string.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import {
   describeSaved,
   isDiscoveryEntry,

@@ -9,7 +9,7 @@ import {
   namespaceQueueText,
   redactedOptionString,
 } from "../fabrics/option_string.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { versioned } from "../output/contract.ts";
 import { describeSaved, type SavedConnection } from "../persist/connections.ts";
 import { configReport } from "./config_connect.ts";

@@ -13,7 +13,7 @@ import {
   INLINE_SECRET,
   inMemory,
   readNvmeCliFile,
-} from "./nvme_cli.ts";
+} from "./nvme_cli_import.ts";
 
 /** config.json port key → raw entry key: the address keys and every table row's nvme-cli key. */
 const PORT_KEYS: Record<string, string> = {

@@ -14,7 +14,7 @@ import {
   INLINE_SECRET,
   inMemory,
   readNvmeCliFile,
-} from "./nvme_cli.ts";
+} from "./nvme_cli_import.ts";
 
 /** What one nvme-cli flag of discovery.conf becomes: a raw entry key, and whether it takes a value. */
 interface FlagTarget {

@@ -7,10 +7,10 @@
 import {
   IB_CM_REJ,
   IB_CM_REJ_REASON,
-  IBV_QP_ATTR as MASK,
+  IBV_QP_ATTR_MASK as MASK,
   IBV_QPS,
   qpStateName,
-  RDMA_CM_EVENT as E,
+  RDMA_CM_EVENT_TYPE as E,
 } from "../../ffi/enums.ts";
 import { IBV_QP_ATTR as QA } from "../../ffi/structs.ts";
 import { errnoName, FailureError } from "../errors.ts";

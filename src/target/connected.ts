@@ -11,10 +11,10 @@
  * A queue does not say which subsystem it serves, so removing a port, a subsystem linked to a
  * port, or such a link is refused while the port has connected hosts.
  */
-import { hostPaths } from "../paths.ts";
-import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
+import { hostPaths } from "../host_paths.ts";
+import { type LivePort, type LiveTree, portServes } from "../configfs/nvmet.ts";
 import { listDir, readText } from "../host/kfs.ts";
-import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
+import { hostPort, type SocketAddress } from "../net/address.ts";
 import { establishedTcp } from "../net/proc_tcp.ts";
 import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";
 import { FailureError } from "../errors.ts";
@@ -114,14 +114,6 @@ export interface PortPeers {
   subsystems: string[];
   /** Peer addresses, sorted, each once. */
   hosts: string[];
-}
-
-/** Whether a connection's local end is the port's listening address (a wildcard takes any). */
-export function portServes(port: LivePort, c: PeerConnection): boolean {
-  if (port.attr.addr_trtype !== c.trtype) return false;
-  if (Number(port.attr.addr_trsvcid) !== c.local.port) return false;
-  const traddr = canonicalIp(port.attr.addr_traddr ?? "");
-  return traddr !== undefined && (isAnyAddress(traddr) || traddr === c.local.address);
 }
 
 /** Per port with peers: the peer addresses whose connection ends at the port. */
@@ -224,8 +216,7 @@ export function busyMessage(r: BusyReport, doer = "this"): string {
       const serving = p.subsystems.length
         ? `, serving ${p.subsystems.map((s) => `'${s}'`).join(", ")}`
         : "";
-      const host = p.traddr.includes(":") ? `[${p.traddr}]` : p.traddr;
-      return `to port ${p.port} (${p.trtype} ${host}:${p.trsvcid}${serving}): ${
+      return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
         p.hosts.join(", ")
       }`;
     }),

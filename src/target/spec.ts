@@ -5,7 +5,7 @@
  */
 import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 import type { AnaState } from "../configfs/nvmet.ts";
 import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";

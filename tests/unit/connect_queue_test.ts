@@ -13,7 +13,7 @@ import {
 } from "../../src/fabrics/option_string.ts";
 import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import { controllerNamespaces } from "../../src/fabrics/sysfs.ts";
-import type { FabricsPaths } from "../../src/fabrics/paths.ts";
+import type { FabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import { FailureError } from "../../src/errors.ts";
 import { optionsFromSaved, savedFromOptions } from "../../src/persist/connections.ts";
 import { tempDir } from "../helpers.ts";

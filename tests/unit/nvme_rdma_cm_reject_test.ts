@@ -4,12 +4,13 @@
  * (include/linux/nvme-rdma.h; nvmet-rdma's nvmet_rdma_parse_cm_connect_req).
  */
 import assert from "node:assert/strict";
-import { RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { FailureError, formatError } from "../../src/errors.ts";
 import { decodeRdmaCmReject } from "../../src/nvme/capsule.ts";
 import { describeRdmaCmReject, RdmaCmRejectError } from "../../src/nvme/status.ts";
 import type { CmEvent } from "../../src/rdma/cm.ts";
 import { cmEventError, RejectedError } from "../../src/rdma/connection.ts";
+import { queueRejectError } from "../../src/nvme/queue.ts";
 
 /** nvmet's reject record, padded to the 148 bytes an IB CM REJ carries (fill after byte 4). */
 function rej(sts: number, opts: { recfmt?: number; pad?: number; fill?: number } = {}): Uint8Array {
@@ -151,4 +152,31 @@ Deno.test("RdmaCmRejectError names the queue, the status and its meaning, and ke
   assert.match(text, /^error: The target at .*INVALID_HSQSIZE/);
   assert.match(text, /\n {2}The admin queue holds at most 32 entries/);
   assert.match(text, /caused by: Connection to 10\.77\.0\.1:4420 rejected: REJECTED, reason 28/);
+});
+
+Deno.test("probe and bench at a port with no listener hear of the NVMe/RDMA target, not rdma ping", () => {
+  const q = { host: "10.0.0.2", port: 4420, qid: 0, depth: 32 };
+  const cause = cmEventError(event(E.REJECTED, 8), "10.0.0.2:4420") as RejectedError;
+  assert.match(cause.hint ?? "", /rdma ping --server/); // the RDMA layer's, for its own peers
+  const err = queueRejectError(cause, q);
+  assert.ok(err instanceof RejectedError);
+  assert.equal(err.reason, 8);
+  assert.equal(err.message, cause.message);
+  assert.equal(err.cause, cause);
+  assert.doesNotMatch(err.hint ?? "", /rdma ping|server/);
+  assert.match(err.hint ?? "", /^No NVMe\/RDMA target listens on 10\.0\.0\.2:4420\./);
+  assert.match(err.hint ?? "", /nvmeof target show/);
+  const v6 = queueRejectError(cause, { ...q, host: "fd00::2" });
+  assert.match(v6.hint ?? "", /listens on \[fd00::2\]:4420\./);
+});
+
+Deno.test("queueRejectError names an NVMe/RDMA reject record and passes other rejects through", () => {
+  const q = { host: "10.0.0.2", port: 4420, qid: 1, depth: 128 };
+  const nvme = queueRejectError(
+    cmEventError(event(E.REJECTED, 28, rej(4)), "10.0.0.2:4420") as RejectedError,
+    q,
+  );
+  assert.ok(nvme instanceof RdmaCmRejectError);
+  const other = cmEventError(event(E.REJECTED, 28), "10.0.0.2:4420") as RejectedError;
+  assert.equal(queueRejectError(other, q), other);
 });

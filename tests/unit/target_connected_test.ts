@@ -3,7 +3,7 @@
  * and local address, the ports and subsystems a plan touches, and the refusal's wording.
  */
 import assert from "node:assert/strict";
-import type { LivePort, LiveTree } from "../../src/configfs/nvmet.ts";
+import { type LivePort, type LiveTree, portServes } from "../../src/configfs/nvmet.ts";
 import { FailureError } from "../../src/errors.ts";
 import type { CmIdEntry } from "../../src/rdma/restrack.ts";
 import {
@@ -12,7 +12,6 @@ import {
   busyReport,
   type PeerSources,
   portPeers,
-  portServes,
   rdmaConnections,
   refuseWhileConnected,
 } from "../../src/target/connected.ts";

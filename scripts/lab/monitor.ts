@@ -1,11 +1,11 @@
 /**
- * One command to a lab guest's QEMU human monitor over its unix socket (scripts/lab fabric link):
- *   deno run --allow-net --allow-read --allow-write scripts/lab_monitor.ts MON_SOCK "set_link l0 off"
+ * One command to a lab guest's QEMU human monitor over its unix socket (scripts/lab/lab fabric link):
+ *   deno run --allow-net --allow-read --allow-write scripts/lab/monitor.ts MON_SOCK "set_link l0 off"
  * Prints what the monitor answered, less its banner and prompts; exits 1 when it answers an error.
  */
 const [path, command] = Deno.args;
 if (!path || !command) {
-  console.error("usage: lab_monitor.ts MON_SOCK COMMAND");
+  console.error("usage: monitor.ts MON_SOCK COMMAND");
   Deno.exit(2);
 }
 const conn = await Deno.connect({ transport: "unix", path });

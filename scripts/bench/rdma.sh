@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # RDMA latency and bandwidth of nvmeof's FFI data path beside perftest's C, in one run on one
-# machine (meant for the lab guest: scripts/lab run -- scripts/bench_rdma.sh).
+# machine (meant for the lab guest: scripts/lab/lab run -- scripts/bench/rdma.sh).
 #
 #   ib_write_lat -R -F -s S  vs  nvmeof rdma ping --op write --size S   (S = 2, 64, 4096)
 #   ib_write_bw  -R -F -s 65536  vs  nvmeof rdma bw --size 65536
@@ -23,16 +23,16 @@
 # ping's completion checks run once per 16 iterations; before that count, those compiles land
 # in the timed loop as iterations of 10-100 ms, traced in the lab with V8's --trace-opt).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ITERS="${ITERS:-5000}"
 BW_ITERS="${BW_ITERS:-2000}"
 ROUNDS="${ROUNDS:-5}"
 WARMUP="${WARMUP:-50000}"
 SIZES="${SIZES:-2 64 4096}"
 N="${NVMEOF:-scripts/nvmeof}"
-. scripts/bench/rdma_lib.sh
+. scripts/bench/lib/rdma.sh
 for t in ib_write_lat ib_write_bw python3; do
-  command -v "$t" >/dev/null || { echo "bench_rdma: $t is missing (apt-get install perftest python3)" >&2; exit 3; }
+  command -v "$t" >/dev/null || { echo "bench rdma: $t is missing (apt-get install perftest python3)" >&2; exit 3; }
 done
 
 pids=()
@@ -80,7 +80,7 @@ printf '%-26s %14s %14s %8s %8s   %s\n' "latency (one-way)" "perftest µs" "nvme
 for size in $SIZES; do
   ps=() ns=()
   for r in $(seq 1 "$ROUNDS"); do
-    round "$r" lat_perftest lat_nvmeof || { echo "bench_rdma: write $size B failed" >&2; exit 1; }
+    round "$r" lat_perftest lat_nvmeof || { echo "bench rdma: write $size B failed" >&2; exit 1; }
   done
   # One row per figure: field k of every round's "median average p99".
   lp=("${ps[@]}") ln=("${ns[@]}")
@@ -97,7 +97,7 @@ done
 
 ps=() ns=()
 for r in $(seq 1 "$ROUNDS"); do
-  round "$r" bw_perftest bw_nvmeof || { echo "bench_rdma: bandwidth failed" >&2; exit 1; }
+  round "$r" bw_perftest bw_nvmeof || { echo "bench rdma: bandwidth failed" >&2; exit 1; }
 done
 printf '%-26s %14s %14s %8s %8s\n' "bandwidth 64 KiB" "perftest MiB/s" "nvmeof MiB/s" "ratio" "rnd-med"
 row "write 65536 B"

@@ -44,3 +44,17 @@ export function hostPaths(env: (name: string) => string | undefined = Deno.env.g
   }
   return out;
 }
+
+/**
+ * The roots a room needs, `keys` of the running host's (hostPaths, environment overrides applied):
+ * each room says which roots it reads and takes them from the one definition.
+ */
+export function pickHostPaths<K extends keyof HostPaths>(
+  keys: readonly K[],
+  env: (name: string) => string | undefined = Deno.env.get,
+): Pick<HostPaths, K> {
+  const all = hostPaths(env);
+  const out = {} as Pick<HostPaths, K>;
+  for (const k of keys) out[k] = all[k];
+  return out;
+}

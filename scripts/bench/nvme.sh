@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 4 KiB random reads over NVMe/RDMA: nvmeof bench's user-space initiator beside fio on the kernel
 # initiator (nvme-rdma), in one run on one namespace (meant for the lab guest:
-# scripts/lab run --timeout 900 -- scripts/bench_nvme.sh).
+# scripts/lab/lab run --timeout 900 -- scripts/bench/nvme.sh).
 #
 #   fio --ioengine=io_uring (libaio where io_uring fails) --direct=1 --rw=randread --bs=4k
 #       --iodepth Q --numjobs=1 on the kernel's /dev/nvmeXn1
@@ -21,7 +21,7 @@
 # Environment: ADDR (default 10.77.0.1), SVC (default 4422), TIME (seconds per run, default 10),
 # SIZE (MiB, default 256), BOTH (default 0).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ADDR="${ADDR:-10.77.0.1}"
 SVC="${SVC:-4422}"
 TIME="${TIME:-10}"
@@ -29,13 +29,13 @@ SIZE="${SIZE:-256}"
 BOTH="${BOTH:-0}"
 N=scripts/nvmeof
 for t in fio nvme python3; do
-  command -v "$t" >/dev/null || { echo "bench_nvme: $t is missing (apt-get install fio nvme-cli python3)" >&2; exit 3; }
+  command -v "$t" >/dev/null || { echo "bench nvme: $t is missing (apt-get install fio nvme-cli python3)" >&2; exit 3; }
 done
 CFS=/sys/kernel/config
 NVMET=$CFS/nvmet
 [ -d "$NVMET" ] && [ -d "$CFS/nullb" ] || modprobe -a null_blk nvmet-rdma nvme-rdma 2>/dev/null
 [ -d "$NVMET" ] && [ -d "$CFS/nullb" ] || {
-  echo "bench_nvme: $NVMET or $CFS/nullb missing: run inside the lab guest (scripts/lab run -- $0)" >&2
+  echo "bench nvme: $NVMET or $CFS/nullb missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2
   exit 3
 }
 
@@ -57,7 +57,7 @@ cleanup() {
   for ((i = ${#undo[@]} - 1; i >= 0; i--)); do eval "${undo[i]}" 2>/dev/null; done
 }
 trap cleanup EXIT
-must() { eval "$1" || { echo "bench_nvme: target setup failed at: $1" >&2; exit 1; }; }
+must() { eval "$1" || { echo "bench nvme: target setup failed at: $1" >&2; exit 1; }; }
 
 must "mkdir '$NB'"
 undo+=("rmdir '$NB'")
@@ -86,7 +86,7 @@ undo+=("rm '$PORT/subsystems/$NQN'")
 
 # The kernel initiator and its block device (found by the subsystem NQN, as the e2e tests do).
 timeout 60 nvme connect -t rdma -a "$ADDR" -s "$SVC" -n "$NQN" -q "$K_HOST" -I "$K_ID" >/dev/null || {
-  echo "bench_nvme: nvme connect failed" >&2; exit 1; }
+  echo "bench nvme: nvme connect failed" >&2; exit 1; }
 dev=
 for _ in $(seq 1 100); do
   for b in /sys/block/nvme*n1; do # nvmeXn1, not the multipath path nvmeXcYn1
@@ -96,7 +96,7 @@ for _ in $(seq 1 100); do
   dev=
   sleep 0.1
 done
-[ -n "$dev" ] || { echo "bench_nvme: no block device for $NQN" >&2; exit 1; }
+[ -n "$dev" ] || { echo "bench nvme: no block device for $NQN" >&2; exit 1; }
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
@@ -114,7 +114,7 @@ TIME=1 fio_run io_uring 1 | json "d['jobs'][0]['error'] or int(d['jobs'][0]['rea
 
 declare -A fio_iops fio_med nv_iops nv_med
 for qd in 1 32; do
-  out=$(fio_run "$engine" "$qd") || { echo "bench_nvme: fio ($engine) failed at QD $qd" >&2; exit 1; }
+  out=$(fio_run "$engine" "$qd") || { echo "bench nvme: fio ($engine) failed at QD $qd" >&2; exit 1; }
   fio_iops[$qd]=$(json "d['jobs'][0]['read']['iops']" <<<"$out")
   fio_med[$qd]=$(json "d['jobs'][0]['read']['lat_ns']['percentile']['50.000000']/1000" <<<"$out")
 done
@@ -123,12 +123,12 @@ done
 for qd in 1 32; do
   out=$(timeout $((TIME + 120)) $N bench -a "$ADDR" -s "$SVC" -n "$NQN" -q "$U_HOST" -I "$U_ID" \
     --rw randread --bs 4096 --qd "$qd" --time "$TIME" -o json) || {
-    echo "bench_nvme: nvmeof bench failed at QD $qd" >&2; exit 1; }
+    echo "bench nvme: nvmeof bench failed at QD $qd" >&2; exit 1; }
   nv_iops[$qd]=$(json "d['passes'][0]['iops']" <<<"$out")
   nv_med[$qd]=$(json "d['passes'][0]['latency_us']['median']" <<<"$out")
 done
 
-printf 'bench_nvme: %s MiB null_blk over nvmet-rdma %s:%s, 4 KiB randread, %s s per run, fio ioengine=%s%s\n' \
+printf 'bench nvme: %s MiB null_blk over nvmet-rdma %s:%s, 4 KiB randread, %s s per run, fio ioengine=%s%s\n' \
   "$SIZE" "$ADDR" "$SVC" "$TIME" "$engine" "$([ "$BOTH" = 1 ] && echo ', kernel connected during nvmeof')"
 printf '%-26s %14s %14s %8s\n' "randread 4 KiB" "fio" "nvmeof" "ratio"
 printf '%-26s %14.1f %14.1f %8s\n' "QD 1 median latency µs" "${fio_med[1]}" "${nv_med[1]}" "$(ratio "${nv_med[1]}" "${fio_med[1]}")"

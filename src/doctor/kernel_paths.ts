@@ -1,10 +1,10 @@
 /**
  * Where the doctor reads the kernel: every root is a parameter so tests point it at temporary
- * trees. The host's roots come from src/paths.ts (NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME,
+ * trees. The host's roots come from src/host_paths.ts (NVMEOF_SYSFS, NVMEOF_DEV, NVMEOF_ETC_NVME,
  * NVMEOF_PROC, NVMEOF_LIB_MODULES); configfs comes from --configfs.
  */
-import type { FabricsPaths } from "../fabrics/paths.ts";
-import { hostPaths } from "../paths.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
+import { pickHostPaths } from "../host_paths.ts";
 
 /** The roots the checks read. */
 export interface DoctorPaths extends FabricsPaths {
@@ -21,6 +21,5 @@ export function doctorPaths(
   configfs: string,
   env: (name: string) => string | undefined = Deno.env.get,
 ): DoctorPaths {
-  const { sysfs, dev, etcNvme, proc, libModules } = hostPaths(env);
-  return { sysfs, dev, etcNvme, proc, libModules, configfs };
+  return { ...pickHostPaths(["sysfs", "dev", "etcNvme", "proc", "libModules"], env), configfs };
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark of `nvmeof target up/down` against the floor: a plain shell script doing the same
 # configfs writes. Runs inside the lab guest (real nvmet):
-#   scripts/lab run --timeout 900 -- scripts/bench_target.sh [SUBSYSTEMS] [NAMESPACES]
-# Default 64 subsystems x 16 namespaces (the issue's size; under TCG emulation use fewer, e.g. 8 16), file-backed (sparse 1 MiB files on tmpfs), one RDMA port
+#   scripts/lab/lab run --timeout 900 -- scripts/bench/target.sh [SUBSYSTEMS] [NAMESPACES]
+# Default 64 subsystems x 16 namespaces (under TCG emulation use fewer, e.g. 8 16), file-backed (sparse 1 MiB files on tmpfs), one RDMA port
 # on 10.77.0.1:4420 linking every subsystem. Prints one line per phase and the ratios.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 S=${1:-64}
 N=${2:-16}
 CFS=/sys/kernel/config/nvmet
@@ -14,7 +14,7 @@ NVMEOF="$NVMEOF_ROOT/scripts/nvmeof"
 work=$(mktemp -d /tmp/nvmeof-bench-XXXXXX)
 trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-[ -d "$CFS" ] || { echo "bench: $CFS missing: run inside the lab guest (scripts/lab run -- $0)" >&2; exit 3; }
+[ -d "$CFS" ] || { echo "bench: $CFS missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2; exit 3; }
 files=()
 for ((s = 1; s <= S; s++)); do
   for ((n = 1; n <= N; n++)); do files+=("$work/s$s-n$n.img"); done

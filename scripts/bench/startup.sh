@@ -2,14 +2,14 @@
 # Start-up time of nvmeof against its floor: a one-line Deno program run with the same flags,
 # permissions, DENO_DIR and working directory as scripts/nvmeof. Runs on any machine (no root, no
 # lab guest):
-#   scripts/bench_startup.sh            # RUNS=N runs of each case (default 40)
+#   scripts/bench/startup.sh            # RUNS=N runs of each case (default 40)
 # The cases run in rounds, each round in a rotated order so a burst of load hits them all; each
 # case's figures are the medians of its runs, in milliseconds: wall time (fork and exec included)
 # and CPU time (user + sys, which a busy machine disturbs less), each with its ratio to the hello
 # world's median. Goal: --version, --help and list --help within 1.3× of the hello world.
 # "main.ts --version" is nvmeof without the launcher script, to tell the launcher's own cost apart.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 deno=$(deno_bin) || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
 RUNS=${RUNS:-40}
 work=$(mktemp -d /tmp/nvmeof-bench-startup-XXXXXX)

@@ -1,9 +1,9 @@
 #!/bin/bash
-# Stage 2 of a lab guest (see scripts/lab): runs as PID 1 on the overlay of the host's root
+# Stage 2 of a lab guest (see scripts/lab/lab): runs as PID 1 on the overlay of the host's root
 # filesystem and mounts what a real host has. Then, in one of two modes:
-#   single guest (scripts/lab run): Soft-RoCE on a dummy netdev, one job with a time bound, its
+#   single guest (scripts/lab/lab run): Soft-RoCE on a dummy netdev, one job with a time bound, its
 #     exit code left in /.lab/rc, power off;
-#   fabric node (scripts/lab fabric, LAB_NODE set): its own hostname, the links to the other
+#   fabric node (scripts/lab/lab fabric, LAB_NODE set): its own hostname, the links to the other
 #     nodes with an rxe device on each, the nvmeof units enabled in /etc/systemd/system started as
 #     systemd would at boot, then an agent that runs the jobs the host drops into /.lab/jobs.
 # Uses shell builtins in loops: every exec over 9p is slow.

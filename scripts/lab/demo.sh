@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The product's main job on two machines of the lab fabric (run by `scripts/lab demo`, with the
+# The product's main job on two machines of the lab fabric (run by `scripts/lab/lab demo`, with the
 # fabric up): the storage server `target` exports its second disk over RDMA with `nvmeof target
 # up`; the compute node `host1` makes its identity, discovers, connects, writes and reads back
 # data; both sides show what they see; then disconnect and down. Every step says which machine it
@@ -7,7 +7,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lab="$here/lab"
-nvmeof="$here/nvmeof"
+nvmeof="${here%/*}/nvmeof"
 NQN=nqn.2026-11.io.nvmeof:lab-demo
 ADDR=10.78.0.1
 DISK=/dev/vdb

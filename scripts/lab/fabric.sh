@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The lab's fabric (sourced by scripts/lab): a storage server `target` and compute nodes `host1`,
+# The lab's fabric (sourced by scripts/lab/lab): a storage server `target` and compute nodes `host1`,
 # `host2`…, each a QEMU guest with its own kernel, its own disk (/etc, hostname, hostnqn survive
 # its reboots) and an rxe device on each link. Links are virtual Ethernet: QEMU `-netdev dgram`
 # over unix sockets, one socket pair per NIC pair, so no packet ever touches the host's network
@@ -36,7 +36,7 @@ fabric_dir() {
 fabric_load() {
   FDIR=$(fabric_dir)
   [ -f "$FDIR/fabric.env" ] || {
-    printf 'lab: error: no fabric is running (%s): start one with scripts/lab fabric up\n' "$FDIR" >&2
+    printf 'lab: error: no fabric is running (%s): start one with scripts/lab/lab fabric up\n' "$FDIR" >&2
     exit 3
   }
   . "$FDIR/fabric.env"
@@ -108,7 +108,7 @@ node_boot() {
   if [ "$node" = target ]; then rm -f "$FDIR"/s/t??; else rm -f "$FDIR/s/h$idx"?; fi
   rm -rf "$d/share/jobs" && mkdir -p "$d/share/jobs"
   : >"$d/share/console.log"
-  cp "$NVMEOF_ROOT/scripts/lab-guest" "$d/share/stage2"
+  cp "$NVMEOF_ROOT/scripts/lab/guest.sh" "$d/share/stage2"
   cp "$FDIR/ssh/id_ed25519.pub" "$d/share/authorized_keys"
   node_qemu_args "$node"
   setsid qemu-system-x86_64 "${QARGS[@]}" \
@@ -190,7 +190,7 @@ fabric_up() {
         shift
         ;;
       *)
-        printf 'lab: error: unknown argument %q (usage: scripts/lab fabric up [--hosts 1-4] [--links 1|2] [-q])\n' "$1" >&2
+        printf 'lab: error: unknown argument %q (usage: scripts/lab/lab fabric up [--hosts 1-4] [--links 1|2] [-q])\n' "$1" >&2
         exit 2
         ;;
     esac
@@ -198,7 +198,7 @@ fabric_up() {
   [[ "$hosts" =~ ^[1-4]$ ]] || { echo "lab: error: --hosts takes 1 to 4, not '$hosts'" >&2 && exit 2; }
   [[ "$links" =~ ^[12]$ ]] || { echo "lab: error: --links takes 1 or 2, not '$links'" >&2 && exit 2; }
   command -v qemu-system-x86_64 >/dev/null || {
-    echo "lab: error: qemu-system-x86_64 is missing. Run: scripts/lab setup (as root)" >&2
+    echo "lab: error: qemu-system-x86_64 is missing. Run: scripts/lab/lab setup (as root)" >&2
     exit 3
   }
   FDIR=$(fabric_dir)
@@ -244,7 +244,7 @@ port_free() {
 # fabric_ssh_prepare: this run's SSH key, and a free loopback port per node for its sshd.
 fabric_ssh_prepare() {
   local node port
-  command -v ssh-keygen >/dev/null || fail "ssh-keygen is missing. Run: scripts/lab setup (as root)"
+  command -v ssh-keygen >/dev/null || fail "ssh-keygen is missing. Run: scripts/lab/lab setup (as root)"
   mkdir -p "$FDIR/ssh" && chmod 0700 "$FDIR/ssh"
   ssh-keygen -q -t ed25519 -N '' -C "nvmeof-fabric" -f "$FDIR/ssh/id_ed25519" </dev/null ||
     fail "ssh-keygen could not make the fabric's key"
@@ -329,7 +329,7 @@ fabric_exec() {
         break
         ;;
       -*)
-        printf 'lab: error: unknown argument %q (usage: scripts/lab fabric exec [--timeout S] NODE -- CMD…)\n' "$1" >&2
+        printf 'lab: error: unknown argument %q (usage: scripts/lab/lab fabric exec [--timeout S] NODE -- CMD…)\n' "$1" >&2
         exit 2
         ;;
       *)
@@ -339,7 +339,7 @@ fabric_exec() {
     esac
   done
   [ -n "${node:-}" ] && [ $# -gt 0 ] || {
-    echo "lab: error: usage: scripts/lab fabric exec [--timeout S] NODE -- CMD…" >&2
+    echo "lab: error: usage: scripts/lab/lab fabric exec [--timeout S] NODE -- CMD…" >&2
     exit 2
   }
   [[ "$timeout" =~ ^[0-9]+$ ]] && [ "$timeout" -gt 0 ] || {
@@ -349,7 +349,7 @@ fabric_exec() {
   fabric_load
   fabric_known_node "$node"
   node_alive "$node" || {
-    printf 'lab: error: %s is powered off (scripts/lab fabric boot %s)\n' "$node" "$node" >&2
+    printf 'lab: error: %s is powered off (scripts/lab/lab fabric boot %s)\n' "$node" "$node" >&2
     exit 98
   }
   jobs="$FDIR/$node/share/jobs"
@@ -395,7 +395,7 @@ fabric_exec() {
 fabric_monitor() {
   local deno
   deno=$(deno_bin) || die "Deno is missing: run scripts/setup"
-  "$deno" run --quiet --allow-net --allow-read --allow-write "$NVMEOF_ROOT/scripts/lab_monitor.ts" \
+  "$deno" run --quiet --allow-net --allow-read --allow-write "$NVMEOF_ROOT/scripts/lab/monitor.ts" \
     "$FDIR/$1/mon.sock" "$2"
 }
 
@@ -443,26 +443,26 @@ cmd_fabric() {
     down) fabric_down ;;
     exec) fabric_exec "$@" ;;
     link)
-      [ $# -ge 3 ] || { echo "usage: scripts/lab fabric link NODE LINK on|off [PEER]" >&2 && exit 2; }
+      [ $# -ge 3 ] || { echo "usage: scripts/lab/lab fabric link NODE LINK on|off [PEER]" >&2 && exit 2; }
       fabric_link "$@"
       ;;
     power-cut)
-      [ $# = 1 ] || { echo "usage: scripts/lab fabric power-cut NODE" >&2 && exit 2; }
+      [ $# = 1 ] || { echo "usage: scripts/lab/lab fabric power-cut NODE" >&2 && exit 2; }
       fabric_power_cut "$1"
       ;;
     boot)
-      [ $# = 1 ] || { echo "usage: scripts/lab fabric boot NODE" >&2 && exit 2; }
+      [ $# = 1 ] || { echo "usage: scripts/lab/lab fabric boot NODE" >&2 && exit 2; }
       fabric_boot "$1"
       ;;
     dir) fabric_dir ;;
     ssh-config)
       [ $# = 0 ] || [ "$1" = --inventory ] || {
-        echo "usage: scripts/lab fabric ssh-config [--inventory]" >&2 && exit 2
+        echo "usage: scripts/lab/lab fabric ssh-config [--inventory]" >&2 && exit 2
       }
       fabric_ssh_config "$@"
       ;;
     *)
-      echo "usage: scripts/lab fabric up|down|exec|link|power-cut|boot|dir|ssh-config (see scripts/lab --help)" >&2
+      echo "usage: scripts/lab/lab fabric up|down|exec|link|power-cut|boot|dir|ssh-config (see scripts/lab/lab --help)" >&2
       exit 2
       ;;
   esac

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { doctorPaths } from "../../src/doctor/paths.ts";
-import { fabricsPaths } from "../../src/fabrics/paths.ts";
-import { HOST_PATH_DEFAULTS, hostPaths } from "../../src/paths.ts";
-import { persistPaths } from "../../src/persist/paths.ts";
+import { doctorPaths } from "../../src/doctor/kernel_paths.ts";
+import { fabricsPaths } from "../../src/fabrics/initiator_paths.ts";
+import { HOST_PATH_DEFAULTS, hostPaths, pickHostPaths } from "../../src/host_paths.ts";
+import { persistPaths } from "../../src/persist/etc_paths.ts";
 import { kernelSourceOptions } from "../../src/target/connected.ts";
 import { defaultSpecFile } from "../../src/target/spec.ts";
 
@@ -40,4 +40,13 @@ Deno.test("every room's paths come from the one definition, each variable moving
   assert.deepEqual([k.sysfs, k.proc], [h.sysfs, h.proc]);
   assert.equal(defaultSpecFile(env), "/t/NVMEOF_ETC/target.yaml");
   assert.equal(defaultSpecFile(none), "/etc/nvmeof/target.yaml");
+});
+
+Deno.test("pickHostPaths gives a room exactly the roots it names", () => {
+  const env = (n: string) => `/t/${n}`;
+  assert.deepEqual(pickHostPaths(["proc", "etc"], env), {
+    proc: "/t/NVMEOF_PROC",
+    etc: "/t/NVMEOF_ETC",
+  });
+  assert.deepEqual(pickHostPaths([], env), {});
 });

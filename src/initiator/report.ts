@@ -3,6 +3,7 @@
  * (and of -J and --saved) and their text.
  */
 import { NvmeofError } from "../errors.ts";
+import { hostPort } from "../net/address.ts";
 import type { ConnectResult } from "../fabrics/connect.ts";
 import { queueSettingsText } from "../fabrics/option_string.ts";
 import { humanSize } from "../output/render.ts";
@@ -10,7 +11,7 @@ import type { ConnectReport } from "./connect_io.ts";
 
 /** "rdma 10.0.0.2:4420", an IPv6 address in brackets. */
 export function addr(t: string, a: string, s: string): string {
-  return `${t} ${a.includes(":") ? `[${a}]` : a}:${s}`;
+  return `${t} ${hostPort(a, s)}`;
 }
 
 /** A connected (or found) controller and its namespaces, one line each. */

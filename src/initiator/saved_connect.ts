@@ -6,6 +6,7 @@ import { connectSubsystem } from "../fabrics/connect.ts";
 import { discover } from "../fabrics/controller.ts";
 import { redactedOptionString } from "../fabrics/option_string.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
+import { hostPort } from "../net/address.ts";
 import {
   describeSaved,
   isDiscoveryEntry,
@@ -37,7 +38,7 @@ async function connectSavedEntry(paths: FabricsPaths, c: SavedConnection, io: Co
   if (isDiscoveryEntry(c)) {
     const log = await discover(paths, opts);
     const rows: SavedRow[] = (await connectEntries(paths, opts, log.entries, { follow: true, io }))
-      .map((r) => ({ ...r, via: `discovery ${opts.traddr}:${opts.trsvcid}` }));
+      .map((r) => ({ ...r, via: `discovery ${hostPort(opts.traddr, opts.trsvcid)}` }));
     const failed = rows.filter((r) => r.status === "failed");
     return {
       rows,

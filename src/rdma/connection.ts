@@ -14,6 +14,7 @@ import {
 } from "../../ffi/enums.ts";
 import { IBV_QP_ATTR as QA } from "../../ffi/structs.ts";
 import { errnoName, FailureError } from "../errors.ts";
+import { hostPort } from "../net/address.ts";
 import { type CmEvent, CmId, type ConnParam, EventChannel, samePointer, sockaddr } from "./cm.ts";
 import { CompletionQueue, ProtectionDomain, type QpCaps, type QpInfo, QueuePair } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
@@ -285,7 +286,7 @@ export interface CmConnectParams {
  */
 export async function connect(opts: CmConnectParams, setup: QpSetup): Promise<Connection> {
   const stack = new DisposableStack();
-  const where = `${opts.host}:${opts.port}`;
+  const where = hostPort(opts.host, opts.port);
   const { trace, cancel } = opts;
   try {
     let dst: Uint8Array;

@@ -2,6 +2,7 @@
  * The server of `rdma ping --server` and `rdma bw --server`: listens, then answers ping, bw and
  * (with rping) rping clients one after another until cancelled or enough were served.
  */
+import { hostPort } from "../net/address.ts";
 import { Listener, Trace } from "./connection.ts";
 import { serve } from "./ping_server.ts";
 import { rpingServe } from "./rping.ts";
@@ -36,7 +37,7 @@ export interface ToolServerResult {
 /** Serves clients until cancelled (SIGINT/SIGTERM) or `maxClients` were served. */
 export async function runToolServer(o: ToolServerOptions): Promise<ToolServerResult> {
   using listener = new Listener(o.host, o.port);
-  o.note(`${o.kind} server listening on ${o.host}:${o.port} (stop with Ctrl-C)`);
+  o.note(`${o.kind} server listening on ${hostPort(o.host, o.port)} (stop with Ctrl-C)`);
   const common = {
     timeoutMs: o.timeoutMs,
     cancel: o.cancel,
@@ -52,5 +53,7 @@ export async function runToolServer(o: ToolServerOptions): Promise<ToolServerRes
 /** "served 3 client(s) on 0.0.0.0:7174, 0 not ok". */
 export function toolServerText(r: ToolServerResult): string {
   const failed = r.clients.filter((c) => c.result !== "ok").length;
-  return `served ${r.clients.length} client(s) on ${r.traddr}:${r.trsvcid}, ${failed} not ok\n`;
+  return `served ${r.clients.length} client(s) on ${
+    hostPort(r.traddr, r.trsvcid)
+  }, ${failed} not ok\n`;
 }

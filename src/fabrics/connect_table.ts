@@ -3,13 +3,14 @@
  * controller: nvme-cli's flag (long name, short letter), the token of the /dev/nvme-fabrics
  * option string, the key in nvmeof's saved connections, the key in nvme-cli's config.json
  * (libnvme), what values it takes, the transports and the first Linux release that has it, and
- * what a shell may offer after it. Flags (flags.ts), the option string (options.ts), saved
- * connections and the nvme-cli import (persist/) and completions all read this table.
+ * what a shell may offer after it. Flags (cli/fabrics_flags.ts), the option string
+ * (option_string.ts) and its checks (option_checks.ts), saved connections and the nvme-cli import
+ * (persist/) and completions all read this table.
  *
  * Sources: nvme-cli 2.x fabrics.c (NVMF_ARGS), libnvme fabrics.c (build_options), Linux
  * drivers/nvme/host/fabrics.c (opt_tokens and their checks) and the transports' allowed_opts.
- * The identity and address flags (-t -a -s -n -q -I -w) have their own checks in options.ts and
- * are listed in ADDRESS_COMPLETIONS for completions only.
+ * The identity and address flags (-t -a -s -n -q -I -w) have their own checks in
+ * option_checks.ts and are listed in ADDRESS_COMPLETIONS for completions only.
  */
 import type { Transport } from "./connect_options.ts";
 

@@ -2,6 +2,7 @@
  * nvmeof: argv → command table → result → renderer → exit code.
  * This is the only place the process exits.
  */
+import type { RunEnv } from "./src/cli/command.ts";
 import { COMMANDS } from "./src/commands/mod.ts";
 import { parseInvocation } from "./src/cli/parse.ts";
 import { commandHelp, topHelp } from "./src/cli/help.ts";
@@ -14,8 +15,11 @@ function write(fd: typeof Deno.stdout, text: string): void {
   writeAll(fd, text); // a reader that closed the pipe early is not an error (see write.ts)
 }
 
-/** Runs one invocation and returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs one invocation and returns the exit code. ENV replaces parts of this host for the commands
+ * (the cli tier's stand-ins); the product gives none.
+ */
+export async function main(argv: string[], env: RunEnv = {}): Promise<number> {
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   try {
     const inv = await parseInvocation(argv, COMMANDS);
@@ -46,6 +50,7 @@ export async function main(argv: string[]): Promise<number> {
       positionals: inv.positionals,
       global: inv.global,
       note: (line) => write(Deno.stderr, line.endsWith("\n") ? line : line + "\n"),
+      env,
     });
     write(Deno.stdout, render(result, inv.global.output));
     return result.exitCode ?? EXIT.ok;

@@ -4,7 +4,7 @@
  */
 
 /** enum rdma_cm_event_type (rdma_event_str prints RDMA_CM_EVENT_<name>). */
-export const RDMA_CM_EVENT = {
+export const RDMA_CM_EVENT_TYPE = {
   ADDR_RESOLVED: 0,
   ADDR_ERROR: 1,
   ROUTE_RESOLVED: 2,
@@ -42,7 +42,7 @@ export const IBV_QPS = {
 export const IBV_QPT_RC = 2;
 
 /** enum ibv_qp_attr_mask. */
-export const IBV_QP_ATTR = {
+export const IBV_QP_ATTR_MASK = {
   STATE: 1 << 0,
   CUR_STATE: 1 << 1,
   ACCESS_FLAGS: 1 << 3,
@@ -141,7 +141,7 @@ export function wcStatusName(status: number): string {
 
 /** RDMA_CM_EVENT_<name> for an event type value, as rdma_event_str() prints it. */
 export function cmEventName(event: number): string {
-  for (const [name, v] of Object.entries(RDMA_CM_EVENT)) if (v === event) return name;
+  for (const [name, v] of Object.entries(RDMA_CM_EVENT_TYPE)) if (v === event) return name;
   return `UNKNOWN_EVENT_${event}`;
 }
 

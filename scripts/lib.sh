@@ -37,7 +37,7 @@ NVMEOF_PERMS=(--allow-all)
 # (rdma ping and bw, probe and bench) spin on a CPU each; V8's worker threads, compiling or
 # collecting, took those CPUs from them: in the lab guest, 190 ms of a 1.3 s ping loop even after
 # 5000 warm-up iterations, against 9 ms for ib_write_lat and for nvmeof without those threads
-# (scripts/bench_ping_sched.sh). The work is the same, done on the main thread; the compiled
+# (docs/benchmarks.md). The work is the same, done on the main thread; the compiled
 # binary embeds the same flag (scripts/compile).
 NVMEOF_V8_FLAGS=--single-threaded
 NVMEOF_RUN_FLAGS=(--quiet --no-prompt --cached-only --frozen --unstable-lazy-dynamic-imports

@@ -3,6 +3,7 @@
  * src/commands/mod.ts; main.ts finds the row named in argv, loads it into a `Command`, parses flags
  * against it, calls `run`, and renders the result.
  */
+import type { TargetEnv } from "../target/env.ts";
 
 /** One flag of a command, in `node:util` parseArgs terms plus help text. */
 export interface OptionSpec {
@@ -32,6 +33,15 @@ export interface GlobalOptions {
 /** Parsed flags: strings, booleans, or lists for `multiple` flags. */
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
 
+/**
+ * What main is given in place of this host's own: the cli tier's entry point passes stand-ins
+ * here (tests/standin/main.ts); the product passes nothing, and each command uses the kernel's.
+ */
+export interface RunEnv {
+  /** The nvmet configfs and connection sources of the target commands. */
+  target?: TargetEnv;
+}
+
 /** What `run` gets. */
 export interface RunContext {
   values: OptionValues;
@@ -39,6 +49,8 @@ export interface RunContext {
   global: GlobalOptions;
   /** Writes a progress or diagnostic line to stderr (never stdout). */
   note(line: string): void;
+  /** Stand-ins for this host's own (absent: the kernel's). */
+  env?: RunEnv;
 }
 
 /** What `run` returns: data for `-o json`, and how to show it as text. */

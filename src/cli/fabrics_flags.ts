@@ -1,17 +1,12 @@
 /**
  * The fabrics flags, defined once with nvme-cli's names: the address, the host and every row of
  * the connect-option table. discover, connect, connect-all, doctor, probe and bench take subsets of
- * these; src/fabrics/flags.ts turns their values into ConnectOptions. Light on purpose: a
- * command's --help reads these and loads no fabrics code.
+ * these; fabrics_values.ts turns their values into ConnectOptions. Light on purpose: a command's
+ * --help reads these and loads no fabrics code (no checks, address parser or FFI).
  */
 import type { OptionSpec } from "./command.ts";
-import {
-  CONNECT_OPTIONS,
-  type ConnectOptionRow,
-  DEFAULT_CTRL_LOSS_TMO,
-  DEFAULT_TRSVCID,
-  TRANSPORTS,
-} from "../fabrics/connect_table.ts";
+import { CONNECT_OPTIONS, type ConnectOptionRow } from "../fabrics/connect_table.ts";
+import { DEFAULT_CTRL_LOSS_TMO, DEFAULT_TRSVCID, TRANSPORTS } from "../fabrics/connect_options.ts";
 
 /** Where the target is: -t -a -s. */
 export const ADDRESS_FLAGS: Record<string, OptionSpec> = {

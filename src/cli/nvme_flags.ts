@@ -30,9 +30,9 @@ export const TIMEOUT_FLAG: OptionSpec = {
 export async function hostIdentityFromFlags(
   values: OptionValues,
 ): Promise<{ hostnqn: string; hostid: string }> {
-  const { hostFromFlags } = await import("../fabrics/flags.ts");
+  const { hostFromFlags } = await import("./fabrics_values.ts");
   const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
-  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
   const host = hostFromFlags(values);
   if (host.hostnqn !== undefined && host.hostid === undefined) {
     try {
@@ -57,7 +57,7 @@ export async function controllerFromFlags(
   values: OptionValues,
   subnqn: string,
 ): Promise<ControllerOptions> {
-  const { addressFromFlags } = await import("../fabrics/flags.ts");
+  const { addressFromFlags } = await import("./fabrics_values.ts");
   const address = addressFromFlags({ ...values, transport: "rdma" });
   const id = await hostIdentityFromFlags(values);
   return {

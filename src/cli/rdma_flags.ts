@@ -1,10 +1,9 @@
 /**
- * What `rdma ping` and `rdma bw` share: the address, port, timeout and server flags, and the
- * server mode (`--server`) both run, which answers ping, bw and (with --rping) rping clients.
+ * The flags `rdma ping` and `rdma bw` share: the address, port, timeout and server flags, and how
+ * the server's are read (the server itself is src/rdma/tool_server.ts).
  */
-import type { CommandResult, RunContext } from "./command.ts";
+import type { OptionValues } from "./command.ts";
 import { intFlag, stringFlag } from "./parse.ts";
-import type { ServedClient } from "../rdma/serve.ts";
 
 /** rping's port, and so ours. */
 export const DEFAULT_PORT = 7174;
@@ -36,44 +35,14 @@ export const PING_SHARED_OPTIONS = {
   },
 } as const;
 
-interface ServerResult {
-  traddr: string;
-  trsvcid: number;
-  clients: ServedClient[];
-}
-
-function serverText(r: ServerResult): string {
-  const failed = r.clients.filter((c) => c.result !== "ok").length;
-  return `served ${r.clients.length} client(s) on ${r.traddr}:${r.trsvcid}, ${failed} not ok\n`;
-}
-
-/** Runs the server side until SIGINT/SIGTERM (or --clients N): shared by ping and bw. */
-export async function runServer(ctx: RunContext, kind: string): Promise<CommandResult> {
-  const { Listener, Trace } = await import("../rdma/connection.ts");
-  const { serve } = await import("../rdma/ping_server.ts");
-  const { rpingServe } = await import("../rdma/rping.ts");
-  const { Canceller } = await import("../rdma/wait.ts");
-  const v = ctx.values;
-  const host = stringFlag(v, "traddr") ?? "0.0.0.0";
-  const port = intFlag(v, "port", DEFAULT_PORT, 1, 65535);
-  using cancel = new Canceller().onSignals();
-  using listener = new Listener(host, port);
-  ctx.note(`${kind} server listening on ${host}:${port} (stop with Ctrl-C)`);
-  const common = {
-    timeoutMs: intFlag(v, "timeout", 10000, 1),
-    cancel,
-    maxClients: intFlag(v, "clients", 0),
-    note: ctx.note,
-  };
-  const clients = v.rping
-    ? await rpingServe(listener, {
-      ...common,
-      size: intFlag(v, "size", 65536, 1, 1 << 30),
-      trace: new Trace(false),
-    })
-    : await serve(listener, { ...common, trace: v.trace === true });
+/** Where --server listens and how long it serves: -a (default all), -p, --timeout, --clients. */
+export function serverFlags(
+  values: OptionValues,
+): { host: string; port: number; timeoutMs: number; maxClients: number } {
   return {
-    data: { traddr: host, trsvcid: port, clients },
-    text: serverText as (d: unknown) => string,
+    host: stringFlag(values, "traddr") ?? "0.0.0.0",
+    port: intFlag(values, "port", DEFAULT_PORT, 1, 65535),
+    timeoutMs: intFlag(values, "timeout", 10000, 1),
+    maxClients: intFlag(values, "clients", 0),
   };
 }

@@ -8,9 +8,9 @@ import { FailureError } from "../errors.ts";
 import { AUTOCONNECT_UNIT, DEFAULT_RETRY_FOR } from "../persist/units.ts";
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
-  const { checkInt } = await import("../fabrics/options.ts");
+  const { checkInt } = await import("../fabrics/option_checks.ts");
   const { loadConnections } = await import("../persist/connections.ts");
-  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { connectionsFile, persistPaths } = await import("../persist/etc_paths.ts");
   const { selfPath } = await import("../persist/self.ts");
   const { autoconnectUnitText, installUnit, unitChangeText } = await import(
     "../persist/systemd.ts"
@@ -43,7 +43,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 async function disableRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/paths.ts");
+  const { persistPaths } = await import("../persist/etc_paths.ts");
   const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
   const change = await removeUnit(persistPaths(), AUTOCONNECT_UNIT, {
     dryRun: ctx.values["dry-run"] === true,

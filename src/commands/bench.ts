@@ -2,6 +2,7 @@
  * `nvmeof bench`: NVMe over RDMA I/O from user space, with data landing in registered buffers
  * (no nvme-rdma, no block device): IOPS, MB/s and latency, or `verify` of an LBA pattern.
  */
+import type { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import {
@@ -100,9 +101,11 @@ export function benchParams(v: Record<string, unknown>): BenchParams {
   };
 }
 
-function text(d: Record<string, unknown>): string {
+function text(d: Record<string, unknown>, at: typeof hostPort): string {
   const lines = [
-    `${d.subnqn} nsid ${d.nsid} at ${d.traddr}:${d.trsvcid}: ${d.rw}, bs ${d.bs}, ` +
+    `${d.subnqn} nsid ${d.nsid} at ${
+      at(String(d.traddr), String(d.trsvcid))
+    }: ${d.rw}, bs ${d.bs}, ` +
     `qd ${d.qd} × ${d.queues} queue(s)`,
   ];
   for (const p of d.passes as Record<string, unknown>[]) {
@@ -157,6 +160,7 @@ error naming the queue.`,
   async run(ctx: RunContext): Promise<CommandResult> {
     const { runBench } = await import("../nvme/bench_run.ts");
     const { Canceller } = await import("../rdma/wait.ts");
+    const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
     const p = benchParams(v);
     const target = await controllerFromFlags(v, requiredStringFlag(v, "nqn", NQN_MISSING));
@@ -172,7 +176,7 @@ error naming the queue.`,
     }
     return {
       data: r.data,
-      text: (d) => text(d as Record<string, unknown>),
+      text: (d) => text(d as Record<string, unknown>, hostPort),
       exitCode: r.mismatch !== undefined || r.stopped !== undefined ? 1 : 0,
     };
   },

@@ -1,12 +1,10 @@
 /**
- * `nvmeof connect`: I/O controllers through /dev/nvme-fabrics (one path here; several paths,
- * -J/-O and --saved in their own modules).
+ * `nvmeof connect`: I/O controllers through /dev/nvme-fabrics: one path, several paths (HA), a
+ * libnvme config.json (-J) or the saved connections (--saved); the work is in src/initiator/.
  */
 import type { CommandDetails } from "../cli/command.ts";
+import { CONNECT_COMMAND_FLAGS } from "../cli/connect_flags.ts";
 import { UsageError } from "../errors.ts";
-import { DEFAULT_RETRY_FOR } from "../persist/units.ts";
-import { CONNECT_FLAGS } from "../cli/fabrics_flags.ts";
-import { DEFAULT_CTRL_LOSS_TMO, haText } from "../fabrics/connect_table.ts";
 
 /** `nvmeof connect`. */
 export const connectCommand: CommandDetails = {
@@ -32,57 +30,7 @@ Values are checked before anything is written: NQNs under 223 bytes, addresses, 
 (--tls needs Linux 6.7: exit 3, naming the release). --persist saves every option given
 (ctrl-loss-tmo, reconnect-delay, fast_io_fail_tmo, keep-alive-tmo …) and --saved gives them
 back. -v prints the option string written (secrets hidden). Root is needed (except --dry-run).`,
-  options: {
-    ...CONNECT_FLAGS,
-    config: {
-      type: "string",
-      short: "J",
-      value: "FILE",
-      description:
-        "Connect every I/O controller of this libnvme config.json instead of -a/-n (nvme-cli's -J; 'none': ignore)",
-    },
-    "dump-config": {
-      type: "boolean",
-      short: "O",
-      description:
-        "Print the connection as libnvme's config.json (nvme-cli's -O), without secrets; -J takes it back",
-    },
-    traddr: {
-      ...CONNECT_FLAGS.traddr,
-      multiple: true,
-      description:
-        "Target address (IP, or a host name); repeat it for every path of the subsystem (HA profile)",
-    },
-    "ctrl-loss-tmo": {
-      ...Object.fromEntries(
-        Object.entries(CONNECT_FLAGS["ctrl-loss-tmo"]).filter(([k]) => k !== "default"),
-      ) as typeof CONNECT_FLAGS["ctrl-loss-tmo"],
-      description:
-        `Give up reconnecting after this long; -1 = never (default ${DEFAULT_CTRL_LOSS_TMO} as nvme-cli, -1 with the HA profile)`,
-    },
-    ha: {
-      type: "boolean",
-      description: `The HA profile even for one path (the default with several -a): ${haText()}`,
-    },
-    "no-ha": {
-      type: "boolean",
-      description: "The kernel's and nvme-cli's timeouts even with several -a",
-    },
-    persist: {
-      type: "boolean",
-      description: "Also save the connection in /etc/nvmeof/connections.yaml (reconnected at boot)",
-    },
-    saved: {
-      type: "boolean",
-      description: "Connect every saved connection instead (what nvmeof-autoconnect.service runs)",
-    },
-    "retry-for": {
-      type: "string",
-      value: "SECONDS",
-      description:
-        `With --saved: keep retrying unreachable targets with backoff (1 s doubling to 15 s) for this long (default ${DEFAULT_RETRY_FOR}; 0 = try once)`,
-    },
-  },
+  options: CONNECT_COMMAND_FLAGS,
   examples: [
     "nvmeof connect -a 10.0.0.2 -n nqn.2024-01.io.example:disk1   # rdma, port 4420",
     "nvmeof connect -a 10.0.0.2 -a 10.0.1.2 -n nqn.2024-01.io.example:disk1   # two paths, HA profile",
@@ -100,75 +48,62 @@ back. -v prints the option string written (secrets hidden). Root is needed (exce
     "nvmeof connect --saved --retry-for 300 -o json   # wait up to 5 min for late targets",
   ],
   async run(ctx) {
-    const { connectSavedRun } = await import("./connect_saved.ts");
-    const { connectConfigRun, dumpConfig } = await import("./connect_config.ts");
-    const { connectPathsRun, traddrsOf, withProfile } = await import("./connect_paths.ts");
-    const { connectOptionsFromFlags, connectText, persistEntries, progressOf, savedFile } =
-      await import("./connect_shared.ts");
-    const { connectSubsystem } = await import("../fabrics/connect.ts");
-    const { secretFilesFromFlags } = await import("../fabrics/flags.ts");
-    const { checkNqn, namespaceQueuesData, namespaceQueueText, redactedOptionString } =
-      await import("../fabrics/options.ts");
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
-    const { describeSaved, savedFromOptions } = await import("../persist/connections.ts");
-    const { versioned } = await import("../output/contract.ts");
-    if (ctx.values.saved === true) return await connectSavedRun(ctx);
-    const config = ctx.values.config;
-    if (typeof config === "string" && config !== "none") return await connectConfigRun(ctx, config);
-    if (ctx.values["retry-for"] !== undefined) {
+    const {
+      checkConfigFlags,
+      checkSavedFlags,
+      connectIo,
+      multipathFromFlags,
+      resultOf,
+      retryForMs,
+      traddrsOf,
+      withProfile,
+    } = await import("../cli/connect_values.ts");
+    const { connectOptionsFromFlags, secretFilesFromFlags } = await import(
+      "../cli/fabrics_values.ts"
+    );
+    const { checkNqn } = await import("../fabrics/option_checks.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+    const { connectConfig } = await import("../initiator/config_connect.ts");
+    const { connectPaths } = await import("../initiator/multipath_connect.ts");
+    const { connectSaved } = await import("../initiator/saved_connect.ts");
+    const { connectSingle } = await import("../initiator/single_connect.ts");
+    const { savedFromOptions } = await import("../persist/connections.ts");
+    const v = ctx.values;
+    const io = connectIo(ctx);
+    const dryRun = v["dry-run"] === true;
+    const dumpConfig = v["dump-config"] === true;
+    if (v.saved === true) {
+      checkSavedFlags(v);
+      return resultOf(
+        await connectSaved(fabricsPaths(), { retryForMs: retryForMs(v), dryRun }, io),
+      );
+    }
+    const file = v.config;
+    if (typeof file === "string" && file !== "none") {
+      checkConfigFlags(v);
+      return resultOf(await connectConfig(fabricsPaths(), { file, dryRun, dumpConfig }, io));
+    }
+    if (v["retry-for"] !== undefined) {
       throw new UsageError("--retry-for only applies to --saved.", {
         hint: "Add --saved, or drop --retry-for.",
       });
     }
-    const nqnValue = ctx.values.nqn;
-    if (typeof nqnValue !== "string") {
+    if (typeof v.nqn !== "string") {
       throw new UsageError("The subsystem NQN is missing.", {
         hint: "Give it with -n/--nqn (nvmeof discover -a ADDR lists them).",
       });
     }
     const paths = fabricsPaths();
-    const nqn = checkNqn(nqnValue, "-n/--nqn");
-    const addrs = traddrsOf(ctx.values);
-    if (addrs.length > 1 || ctx.values.ha === true) {
-      return await connectPathsRun(ctx, paths, nqn, addrs);
+    const nqn = checkNqn(v.nqn, "-n/--nqn");
+    const addrs = traddrsOf(v);
+    if (addrs.length > 1 || v.ha === true) {
+      const flags = await multipathFromFlags(v, paths, { nqn, addrs });
+      return resultOf(await connectPaths(paths, { nqn, ...flags, dryRun }, io));
     }
-    const opts = await connectOptionsFromFlags(
-      withProfile(ctx.values, false),
-      paths,
-      nqn,
-    );
-    const persist = ctx.values.persist === true
-      ? savedFromOptions(opts, secretFilesFromFlags(ctx.values))
+    const options = await connectOptionsFromFlags(withProfile(v, false), paths, nqn);
+    const save = v.persist === true
+      ? savedFromOptions(options, secretFilesFromFlags(v))
       : undefined;
-    if (ctx.values["dump-config"] === true && ctx.values["dry-run"] === true) {
-      return dumpConfig([opts]);
-    }
-    if (ctx.values["dry-run"] === true) {
-      const data = versioned({
-        dry_run: true,
-        device: `${paths.dev}/nvme-fabrics`,
-        option_string: redactedOptionString(opts),
-        ...namespaceQueuesData(opts),
-        ...(persist ? { would_save: persist } : {}),
-      });
-      return {
-        data,
-        text: () =>
-          [data.option_string, namespaceQueueText(opts)].filter((l) => l).join("\n") +
-          (persist ? `\nwould save: ${describeSaved(persist)} in ${savedFile()}` : ""),
-      };
-    }
-    if (ctx.global.verbose) {
-      ctx.note(`writing to ${paths.dev}/nvme-fabrics: ${redactedOptionString(opts)}`);
-    }
-    const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
-    if (ctx.values["dump-config"] === true) ctx.note(connectText(r));
-    if (ctx.values["dump-config"] === true && !persist) return dumpConfig([opts]);
-    if (!persist) return { data: versioned(r), text: () => connectText(r) };
-    const saved = await persistEntries([persist]);
-    return {
-      data: versioned({ ...r, saved: saved.file, saved_change: saved.change }),
-      text: () => `${connectText(r)}\n${saved.text}`,
-    };
+    return resultOf(await connectSingle(paths, { options, save, dryRun, dumpConfig }, io));
   },
 };

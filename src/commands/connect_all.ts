@@ -1,109 +1,11 @@
 /**
- * `nvmeof connect-all`: discover, then connect every NVM subsystem the log lists.
+ * `nvmeof connect-all`: discover, then connect every NVM subsystem the log lists (the walk is
+ * src/initiator/connect_all.ts).
  */
-import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { EXIT, NvmeofError, UsageError } from "../errors.ts";
-import type { DiscoveryLogEntry } from "../fabrics/discovery_log.ts";
-import { ADDRESS_FLAGS, HOST_FLAGS, TUNING_FLAGS } from "../cli/fabrics_flags.ts";
-import type { ConnectOptions, Transport } from "../fabrics/options.ts";
+import type { CommandDetails } from "../cli/command.ts";
+import { CONNECT_ALL_FLAGS } from "../cli/connect_flags.ts";
+import { UsageError } from "../errors.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import type { FabricsPaths } from "../fabrics/paths.ts";
-import type { ConnectAllRow, ReferralAddress } from "./connect_shared.ts";
-
-function skip(e: DiscoveryLogEntry, trtype: string, reason: string): ConnectAllRow {
-  return {
-    subnqn: e.subnqn,
-    trtype,
-    traddr: e.traddr,
-    trsvcid: e.trsvcid,
-    status: "skipped",
-    reason,
-  };
-}
-
-/**
- * Connects every NVM subsystem of ENTRIES (one discovery log). Referral entries are followed when
- * FOLLOW is true: the referred controller's log is read and its entries connected, each row then
- * carrying `referral`, the discovery controller that listed it; a referral found there is not
- * followed again (no loops between storage servers that refer to each other).
- */
-export async function connectEntries(
-  paths: FabricsPaths,
-  base: ConnectOptions,
-  entries: DiscoveryLogEntry[],
-  follow: boolean,
-  ctx: RunContext,
-  referral?: ReferralAddress,
-): Promise<ConnectAllRow[]> {
-  const { subtypeName, trtypeName } = await import("../fabrics/discovery_log.ts");
-  const { isIpv4, isIpv6 } = await import("../net/address.ts");
-  const { discover } = await import("../fabrics/controller.ts");
-  const { checkNqn } = await import("../fabrics/options.ts");
-  const { connectSubsystem } = await import("../fabrics/connect.ts");
-  const { progressOf } = await import("./connect_shared.ts");
-  const rows: ConnectAllRow[] = [];
-  const push = (row: ConnectAllRow) => rows.push(referral ? { ...row, referral } : row);
-  for (const e of entries) {
-    const trtype = trtypeName(e.trtype);
-    if (e.subtype === 3) continue; // the discovery controller we are talking to
-    if (trtype !== base.transport) {
-      push(skip(e, trtype, `transport ${trtype} differs from -t ${base.transport}`));
-      continue;
-    }
-    if (
-      (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
-    ) {
-      push(skip(e, trtype, `address '${e.traddr}' is not an IP address`));
-      continue;
-    }
-    const trsvcid = e.trsvcid || base.trsvcid;
-    if (e.subtype === 1) {
-      if (!follow) {
-        push(skip(e, trtype, "referral of a referral (followed once only)"));
-        continue;
-      }
-      try {
-        const at = { ...base, traddr: e.traddr, trsvcid };
-        const log = await discover(paths, at);
-        const via = { trtype, traddr: e.traddr, trsvcid };
-        rows.push(...await connectEntries(paths, at, log.entries, false, ctx, via));
-      } catch (err) {
-        push({ ...skip(e, trtype, (err as Error).message), status: "failed" });
-      }
-      continue;
-    }
-    if (e.subtype !== 2) {
-      push(skip(e, trtype, `subtype ${subtypeName(e.subtype)}`));
-      continue;
-    }
-    const row: ConnectAllRow = {
-      subnqn: e.subnqn,
-      trtype,
-      traddr: e.traddr,
-      trsvcid,
-      status: "failed",
-    };
-    try {
-      const opts: ConnectOptions = {
-        ...base,
-        transport: trtype as Transport,
-        traddr: e.traddr,
-        trsvcid,
-        nqn: checkNqn(e.subnqn, "the discovery log's subnqn"),
-      };
-      const r = await connectSubsystem(paths, opts, { progress: progressOf(ctx) });
-      row.status = r.existing ? "already connected" : "connected";
-      row.device = r.device;
-      row.namespaces = r.namespaces.map((n) => n.device);
-    } catch (err) {
-      row.reason = err instanceof NvmeofError
-        ? err.message + (err.hint ? " " + err.hint.split("\n")[0] : "")
-        : (err as Error).message;
-    }
-    push(row);
-  }
-  return rows;
-}
 
 /** `nvmeof connect-all`. */
 export const connectAllCommand: CommandDetails = {
@@ -115,16 +17,7 @@ Referrals to other discovery controllers are followed once; a row that came thro
 Without -a, as nvme-cli, it goes through every discovery controller listed in
 /etc/nvme/discovery.conf (one line of nvme-cli flags each); the tuning flags given apply to
 each line, and a line's own flags win.`,
-  options: {
-    ...ADDRESS_FLAGS,
-    ...HOST_FLAGS,
-    ...TUNING_FLAGS,
-    persist: {
-      type: "boolean",
-      description:
-        "Also save this discovery controller in /etc/nvmeof/connections.yaml: at boot every subsystem it lists is connected",
-    },
-  },
+  options: CONNECT_ALL_FLAGS,
   examples: [
     "nvmeof connect-all -a 10.0.0.2",
     "nvmeof connect-all -t rdma -a 10.0.0.2 -s 4420 -i 4 -o json",
@@ -132,78 +25,32 @@ each line, and a line's own flags win.`,
     "nvmeof connect-all   # through every controller of /etc/nvme/discovery.conf",
   ],
   async run(ctx) {
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
-    const { connectAllText, connectOptionsFromFlags, persistEntries } = await import(
-      "./connect_shared.ts"
+    const { connectIo, resultOf } = await import("../cli/connect_values.ts");
+    const { connectOptionsFromFlags, secretFilesFromFlags } = await import(
+      "../cli/fabrics_values.ts"
     );
-    const { discover } = await import("../fabrics/controller.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+    const { connectAll, connectAllFromConf } = await import("../initiator/connect_all.ts");
     const { savedFromOptions } = await import("../persist/connections.ts");
-    const { secretFilesFromFlags } = await import("../fabrics/flags.ts");
+    const v = ctx.values;
+    const io = connectIo(ctx);
     const paths = fabricsPaths();
-    if (ctx.values.traddr === undefined) return await connectAllConfRun(ctx);
-    const base = await connectOptionsFromFlags(ctx.values, paths, "");
-    const log = await discover(paths, base);
-    const records = await connectEntries(paths, base, log.entries, true, ctx);
-    const saved = ctx.values.persist === true
-      ? await persistEntries([
-        savedFromOptions({ ...base, nqn: DISCOVERY_NQN }, secretFilesFromFlags(ctx.values)),
-      ])
+    if (v.traddr === undefined) {
+      if (v.persist === true) {
+        throw new UsageError(
+          "--persist needs -a: discovery.conf already lists what it would save.",
+          {
+            hint: "'nvmeof connections import --from-nvme-cli' saves discovery.conf's controllers.",
+          },
+        );
+      }
+      const flags = await connectOptionsFromFlags({ ...v, traddr: "0.0.0.0" }, paths, "");
+      return resultOf(await connectAllFromConf(paths, flags, io));
+    }
+    const base = await connectOptionsFromFlags(v, paths, "");
+    const save = v.persist === true
+      ? savedFromOptions({ ...base, nqn: DISCOVERY_NQN }, secretFilesFromFlags(v))
       : undefined;
-    const data = { genctr: log.genctr, records, ...(saved ? { saved: saved.file } : {}) };
-    return {
-      data,
-      text: () => connectAllText(data) + (saved ? `\n${saved.text}` : ""),
-      exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
-    };
+    return resultOf(await connectAll(paths, { base, save }, io));
   },
 };
-
-/**
- * connect-all without -a: through each discovery controller of discovery.conf, as nvme-cli does;
- * the tuning flags given apply to every line, a line's own flags win.
- */
-async function connectAllConfRun(ctx: RunContext): Promise<CommandResult> {
-  const { fabricsPaths } = await import("../fabrics/paths.ts");
-  const { connectAllText, connectOptionsFromFlags } = await import("./connect_shared.ts");
-  const { requireDiscoveryConf } = await import("../persist/discovery_conf.ts");
-  const { discover } = await import("../fabrics/controller.ts");
-  if (ctx.values.persist === true) {
-    throw new UsageError("--persist needs -a: discovery.conf already lists what it would save.", {
-      hint: "'nvmeof connections import --from-nvme-cli' saves discovery.conf's controllers.",
-    });
-  }
-  const paths = fabricsPaths();
-  const flags = await connectOptionsFromFlags({ ...ctx.values, traddr: "0.0.0.0" }, paths, "");
-  const conf = await requireDiscoveryConf(paths.etcNvme, {
-    hostnqn: flags.hostnqn!,
-    hostid: flags.hostid!,
-  });
-  for (const n of conf.notes) ctx.note(n);
-  const records: ConnectAllRow[] = [];
-  for (const c of conf.controllers) {
-    const base: ConnectOptions = { ...flags, ...definedOnly(c), nqn: "" };
-    try {
-      const log = await discover(paths, base);
-      records.push(...await connectEntries(paths, base, log.entries, true, ctx));
-    } catch (err) {
-      records.push({
-        subnqn: DISCOVERY_NQN,
-        trtype: base.transport,
-        traddr: base.traddr,
-        trsvcid: base.trsvcid,
-        status: "failed",
-        reason: (err as Error).message,
-      });
-    }
-  }
-  const data = { file: conf.file, records };
-  return {
-    data,
-    text: () => connectAllText(data),
-    exitCode: records.some((r) => r.status === "failed") ? EXIT.failure : EXIT.ok,
-  };
-}
-
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

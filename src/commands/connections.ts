@@ -6,7 +6,7 @@ import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import type { describeSaved, SavedConnection } from "../persist/connections.ts";
-import type { ImportResult } from "../persist/nvme_cli.ts";
+import type { ImportResult } from "../persist/nvme_cli_import.ts";
 
 function listText(
   d: { file: string; connections: SavedConnection[] },
@@ -17,7 +17,7 @@ function listText(
 }
 
 async function listRun(_ctx: RunContext): Promise<CommandResult> {
-  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { connectionsFile, persistPaths } = await import("../persist/etc_paths.ts");
   const { describeSaved, loadConnections } = await import("../persist/connections.ts");
   const file = connectionsFile(persistPaths());
   const data = { file, connections: await loadConnections(file) };
@@ -35,7 +35,7 @@ controllers: every subsystem they list for this host is connected.`,
 };
 
 async function removeRun(ctx: RunContext): Promise<CommandResult> {
-  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
+  const { connectionsFile, persistPaths } = await import("../persist/etc_paths.ts");
   const { describeSaved, loadConnections, saveConnections } = await import(
     "../persist/connections.ts"
   );
@@ -122,12 +122,12 @@ controllers are not disconnected: use 'nvmeof disconnect' for that.`,
 };
 
 async function importRun(ctx: RunContext): Promise<CommandResult> {
-  const { connectionsFile, persistPaths } = await import("../persist/paths.ts");
-  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { connectionsFile, persistPaths } = await import("../persist/etc_paths.ts");
+  const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
   const { readHostFiles } = await import("../fabrics/host_identity.ts");
   const { importConfigJson } = await import("../persist/config_json.ts");
   const { importDiscoveryConf } = await import("../persist/discovery_conf.ts");
-  const { readNvmeCliFile } = await import("../persist/nvme_cli.ts");
+  const { readNvmeCliFile } = await import("../persist/nvme_cli_import.ts");
   const { connectionKey, describeSaved, loadConnections, mergeConnections, saveConnections } =
     await import("../persist/connections.ts");
   if (ctx.values["from-nvme-cli"] !== true) {

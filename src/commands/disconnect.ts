@@ -16,7 +16,7 @@ interface DisconnectRow {
 }
 
 async function remove(controllers: ControllerInfo[], verb: string): Promise<DisconnectRow[]> {
-  const { fabricsPaths } = await import("../fabrics/paths.ts");
+  const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
   const { deleteController } = await import("../fabrics/controller.ts");
   const paths = fabricsPaths();
   const rows: DisconnectRow[] = [];
@@ -105,8 +105,8 @@ not exist is (exit 1). Disconnecting needs root (exit 3 otherwise).`,
   ],
   async run(ctx) {
     const { listControllers } = await import("../fabrics/sysfs.ts");
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
-    const { checkNqn } = await import("../fabrics/options.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+    const { checkNqn } = await import("../fabrics/option_checks.ts");
     const nqn = ctx.values.nqn as string | undefined;
     const device = ctx.values.device as string | undefined;
     if ((nqn === undefined) === (device === undefined)) {
@@ -196,7 +196,7 @@ controllers are never touched. With --transport only those of that transport.`,
   ],
   async run(ctx) {
     const { listControllers } = await import("../fabrics/sysfs.ts");
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
     const t = (ctx.values.transport ?? ctx.values.trtype) as string | undefined;
     if (t !== undefined && !["rdma", "tcp", "fc", "loop"].includes(t)) {
       throw new UsageError(`Transport '${t}' is not a fabrics transport.`, {

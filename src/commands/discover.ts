@@ -25,8 +25,8 @@ list with one log per line. Exit 1 if any of them failed.`,
     "nvmeof discover   # every controller of /etc/nvme/discovery.conf",
   ],
   async run(ctx) {
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
-    const { hostFromFlags, resolvedAddressFromFlags } = await import("../fabrics/flags.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+    const { hostFromFlags, resolvedAddressFromFlags } = await import("../cli/fabrics_values.ts");
     const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
     const { discover } = await import("../fabrics/controller.ts");
     const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
@@ -50,8 +50,8 @@ list with one log per line. Exit 1 if any of them failed.`,
 
 /** `discover` without -a: each discovery controller of discovery.conf, as nvme-cli does. */
 async function discoverConfRun(ctx: RunContext): Promise<CommandResult> {
-  const { fabricsPaths } = await import("../fabrics/paths.ts");
-  const { hostFromFlags } = await import("../fabrics/flags.ts");
+  const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+  const { hostFromFlags } = await import("../cli/fabrics_values.ts");
   const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
   const { requireDiscoveryConf } = await import("../persist/discovery_conf.ts");
   const { discover } = await import("../fabrics/controller.ts");

@@ -114,12 +114,11 @@ NVMEOF_PROC, NVMEOF_LIB_MODULES.`,
     "nvmeof doctor -t tcp -a 10.0.0.2 -s 8009 -o json   # its discovery port, as data (found: the ICResp)",
   ],
   async run(ctx) {
-    const { checkAddress, checkNqn, checkTrsvcid, DEFAULT_TRSVCID } = await import(
-      "../fabrics/options.ts"
-    );
-    const { transportFromFlags } = await import("../fabrics/flags.ts");
+    const { checkAddress, checkNqn, checkTrsvcid } = await import("../fabrics/option_checks.ts");
+    const { DEFAULT_TRSVCID } = await import("../fabrics/connect_options.ts");
+    const { transportFromFlags } = await import("../cli/fabrics_values.ts");
     const { reportText } = await import("../doctor/check.ts");
-    const { doctorPaths } = await import("../doctor/paths.ts");
+    const { doctorPaths } = await import("../doctor/kernel_paths.ts");
     const { runDoctor } = await import("../doctor/run.ts");
     const v = ctx.values;
     const role = stringFlag(v, "role");

@@ -21,7 +21,7 @@ takes the UUID of an existing host NQN. Give the host NQN to the target's allowe
   ],
   async run(ctx) {
     const { generateHostFiles, resolveHostIdentity } = await import("../fabrics/host_identity.ts");
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
     const paths = fabricsPaths();
     if (ctx.values.generate === true) {
       const g = await generateHostFiles(paths);

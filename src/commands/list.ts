@@ -41,13 +41,13 @@ mac?, device?}}]}]}. 'nvmeof list-subsys' prints nvme-cli's list-subsys shape.`,
     "nvmeof list --paths -o json | jq '.subsystems[].namespaces[].paths[] | {name, state, ana_state}'",
   ],
   async run(ctx) {
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
     const { listSubsystems } = await import("../fabrics/sysfs.ts");
     const { listDevices, withNeighbours } = await import("../fabrics/topology.ts");
     const { versioned } = await import("../output/contract.ts");
-    const { devicesJson, devicesText } = await import("../output/nvme_cli.ts");
+    const { devicesJson, devicesText } = await import("../output/nvme_cli_table.ts");
     const { pathViewText } = await import("../output/path_view.ts");
-    const { hostPaths } = await import("../paths.ts");
+    const { hostPaths } = await import("../host_paths.ts");
     const paths = fabricsPaths();
     const subsystems = await listSubsystems(paths);
     if (ctx.values.paths) {

@@ -24,10 +24,10 @@ states and the iopolicy.`,
   ],
   async run(ctx) {
     const { readHostFiles } = await import("../fabrics/host_identity.ts");
-    const { fabricsPaths } = await import("../fabrics/paths.ts");
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
     const { listSubsystems } = await import("../fabrics/sysfs.ts");
     const { groupByHost } = await import("../fabrics/topology.ts");
-    const { subsysJson, subsysText } = await import("../output/nvme_cli.ts");
+    const { subsysJson, subsysText } = await import("../output/nvme_cli_table.ts");
     if (ctx.positionals.length > 1) {
       throw new UsageError(`Give at most one namespace, not ${ctx.positionals.length}.`, {
         hint: "e.g. nvmeof list-subsys /dev/nvme1n1",

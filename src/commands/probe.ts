@@ -2,6 +2,7 @@
  * `nvmeof probe`: speak NVMe over RDMA from user space (no nvme-rdma module, no block device):
  * the discovery log, or a controller's identity and namespaces, with the time of each step.
  */
+import type { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, OptionSpec, RunContext } from "../cli/command.ts";
 import type { logToText } from "../fabrics/discovery_log.ts";
 import {
@@ -24,13 +25,17 @@ export const PROBE_OPTIONS = {
   timeout: TIMEOUT_FLAG,
 } satisfies Record<string, OptionSpec>;
 
-function text(d: Record<string, unknown>, logText: typeof logToText): string {
+function text(
+  d: Record<string, unknown>,
+  logText: typeof logToText,
+  at: typeof hostPort,
+): string {
   const lines: string[] = [];
   const c = d.controller as Record<string, unknown> | undefined;
   if (c) {
     lines.push(
       `subsystem  ${d.subnqn}`,
-      `target     ${d.traddr}:${d.trsvcid} (cntlid ${d.cntlid})`,
+      `target     ${at(String(d.traddr), String(d.trsvcid))} (cntlid ${d.cntlid})`,
     );
     for (
       const k of [
@@ -86,6 +91,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
     const { Controller } = await import("../nvme/controller.ts");
     const { mdtsBytes, sglSupport } = await import("../nvme/identify.ts");
     const { Canceller } = await import("../rdma/wait.ts");
+    const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
     const subnqn = typeof v.nqn === "string" ? v.nqn : DISCOVERY_NQN;
     const target = await controllerFromFlags(v, subnqn);
@@ -100,7 +106,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
         const data = { ...logToNvmeCli(log), steps: ctrl.steps };
         return {
           data,
-          text: () => text({ discovery_log: log, steps: ctrl.steps }, logToText),
+          text: () => text({ discovery_log: log, steps: ctrl.steps }, logToText, hostPort),
         };
       }
       const ic = await ctrl.identifyController();
@@ -152,7 +158,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
         namespaces,
         steps: ctrl.steps,
       };
-      return { data, text: (d) => text(d as Record<string, unknown>, logToText) };
+      return { data, text: (d) => text(d as Record<string, unknown>, logToText, hostPort) };
     } finally {
       ctrl.close();
     }

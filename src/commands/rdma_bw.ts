@@ -1,15 +1,32 @@
 /**
  * `nvmeof rdma bw`: RDMA WRITE bandwidth with the send queue kept full.
  */
+import type { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
 import type { BwResult } from "../rdma/bw.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flags.ts";
 
-function text(r: BwResult): string {
-  return `write ${r.size} B × ${r.iters} to ${r.traddr}:${r.trsvcid} (depth ${r.depth}) in ` +
+function text(r: BwResult, at: typeof hostPort): string {
+  return `write ${r.size} B × ${r.iters} to ${at(r.traddr, r.trsvcid)} (depth ${r.depth}) in ` +
     `${r.seconds} s: ${r.bw_mib_s} MiB/s (${r.bw_mb_s} MB/s), ${r.msg_rate_mpps} Mmsg/s\n`;
+}
+
+/** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
+async function serverRun(ctx: RunContext): Promise<CommandResult> {
+  const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
+  const { Canceller } = await import("../rdma/wait.ts");
+  const v = ctx.values;
+  using cancel = new Canceller().onSignals();
+  const r = await runToolServer({
+    kind: "bw",
+    ...serverFlags(v),
+    trace: false,
+    cancel,
+    note: ctx.note,
+  });
+  return { data: r, text: toolServerText as (d: unknown) => string };
 }
 
 export const rdmaBwCommand: CommandDetails = {
@@ -34,8 +51,9 @@ export const rdmaBwCommand: CommandDetails = {
   async run(ctx: RunContext): Promise<CommandResult> {
     const { bwClient } = await import("../rdma/bw.ts");
     const { Canceller } = await import("../rdma/wait.ts");
+    const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
-    if (v.server) return runServer(ctx, "bw");
+    if (v.server) return await serverRun(ctx);
     const host = stringFlag(v, "traddr");
     if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {
@@ -56,6 +74,6 @@ export const rdmaBwCommand: CommandDetails = {
       timeoutMs: intFlag(v, "timeout", 10000, 1),
       cancel,
     });
-    return { data: r, text: text as (d: unknown) => string };
+    return { data: r, text: (d) => text(d as BwResult, hostPort) };
   },
 };

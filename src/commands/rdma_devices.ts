@@ -54,11 +54,11 @@ export const rdmaDevicesCommand: CommandDetails = {
   ],
   async run(): Promise<CommandResult<DeviceInfo[]>> {
     const { describeRdmaDevices } = await import("../rdma/devices.ts");
+    const { softRoceCommand } = await import("../rdma/soft_roce.ts");
     const devices = describeRdmaDevices();
     if (devices.length === 0) {
       throw new EnvironmentError("No RDMA device found.", {
-        hint: "Load your NIC's RDMA driver, or add a Soft-RoCE device: " +
-          "rdma link add rxe0 type rxe netdev IFACE.",
+        hint: `Load your NIC's RDMA driver, or add a Soft-RoCE device: ${softRoceCommand()}.`,
       });
     }
     return { data: devices, text };

@@ -2,11 +2,12 @@
  * `nvmeof rdma ping`: an RC connection over RDMA-CM and a verified ping-pong of RDMA WRITE, READ
  * or SEND; `--server` answers clients one after another; `--rping` speaks rdma-core's rping.
  */
+import type { hostPort } from "../net/address.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import type { Trace, traceLines } from "../rdma/connection.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flags.ts";
 import type { PingResult } from "../rdma/ping.ts";
 import type { RpingResult } from "../rdma/rping.ts";
 
@@ -20,12 +21,12 @@ function withTrace(err: unknown, trace: Trace, lines: typeof traceLines): unknow
   return err;
 }
 
-function clientText(r: PingResult, lines: typeof traceLines): string {
+function clientText(r: PingResult, lines: typeof traceLines, at: typeof hostPort): string {
   const out: string[] = [];
   if (r.trace) out.push(...lines(r.trace), "");
   const l = r.latency;
   out.push(
-    `${r.op} ${r.size} B to ${r.traddr}:${r.trsvcid}: ${r.verified}/${r.count} verified` +
+    `${r.op} ${r.size} B to ${at(r.traddr, r.trsvcid)}: ${r.verified}/${r.count} verified` +
       (r.warmup ? ` (after ${r.warmup} untimed)` : ""),
     `${r.op === "read" ? "read" : "round trip"} µs: min ${l.min_us}  median ${l.median_us}  ` +
       `p99 ${l.p99_us}  max ${l.max_us}  avg ${l.avg_us}`,
@@ -33,9 +34,28 @@ function clientText(r: PingResult, lines: typeof traceLines): string {
   return out.join("\n") + "\n";
 }
 
-function rpingText(r: RpingResult): string {
-  return `rping ${r.size} B × ${r.count} with ${r.traddr}:${r.trsvcid}: ${r.verified} verified\n` +
+function rpingText(r: RpingResult, at: typeof hostPort): string {
+  return `rping ${r.size} B × ${r.count} with ${
+    at(r.traddr, r.trsvcid)
+  }: ${r.verified} verified\n` +
     `last: ${r.last_payload}\n`;
+}
+
+/** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
+async function serverRun(ctx: RunContext): Promise<CommandResult> {
+  const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
+  const { Canceller } = await import("../rdma/wait.ts");
+  const v = ctx.values;
+  using cancel = new Canceller().onSignals();
+  const r = await runToolServer({
+    kind: "ping",
+    ...serverFlags(v),
+    ...(v.rping ? { rpingSize: intFlag(v, "size", 65536, 1, 1 << 30) } : {}),
+    trace: v.trace === true,
+    cancel,
+    note: ctx.note,
+  });
+  return { data: r, text: toolServerText as (d: unknown) => string };
 }
 
 export const rdmaPingCommand: CommandDetails = {
@@ -96,8 +116,9 @@ export const rdmaPingCommand: CommandDetails = {
     const { Canceller } = await import("../rdma/wait.ts");
     const { pingClient } = await import("../rdma/ping.ts");
     const { rpingClient } = await import("../rdma/rping.ts");
+    const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
-    if (v.server) return runServer(ctx, "ping");
+    if (v.server) return await serverRun(ctx);
     const host = stringFlag(v, "traddr");
     if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {
@@ -127,7 +148,7 @@ export const rdmaPingCommand: CommandDetails = {
       };
       if (v.rping) {
         const r = await rpingClient({ ...common, count: intFlag(v, "count", 10, 1) });
-        return { data: r, text: rpingText as (d: unknown) => string };
+        return { data: r, text: (d) => rpingText(d as RpingResult, hostPort) };
       }
       const r = await pingClient({
         ...common,
@@ -135,7 +156,7 @@ export const rdmaPingCommand: CommandDetails = {
         count: intFlag(v, "count", 1000, 1),
         warmup: intFlag(v, "warmup", 0, 0, 1 << 24),
       });
-      return { data: r, text: (d) => clientText(d as PingResult, traceLines) };
+      return { data: r, text: (d) => clientText(d as PingResult, traceLines, hostPort) };
     } catch (err) {
       throw withTrace(err, trace, traceLines);
     }

@@ -29,6 +29,7 @@ async function anaRun(ctx: RunContext): Promise<CommandResult> {
     dryRun: v["dry-run"] === true,
     force: v.force === true,
     note: ctx.note,
+    env: ctx.env?.target,
   });
   const steps = planText(
     "change ANA state",

@@ -21,6 +21,7 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
     dryRun: v["dry-run"] === true,
     force: v.force === true,
     note: ctx.note,
+    env: ctx.env?.target,
   });
   return {
     data: versioned(data),

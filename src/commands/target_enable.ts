@@ -11,7 +11,7 @@ function absolute(file: string): string {
 }
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/paths.ts");
+  const { persistPaths } = await import("../persist/etc_paths.ts");
   const { selfPath } = await import("../persist/self.ts");
   const { installUnit, targetUnitText, unitChangeText } = await import("../persist/systemd.ts");
   const paths = persistPaths();
@@ -35,7 +35,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 async function disableRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/paths.ts");
+  const { persistPaths } = await import("../persist/etc_paths.ts");
   const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
   const change = await removeUnit(persistPaths(), TARGET_UNIT, {
     now: ctx.values.now === true,

@@ -5,7 +5,7 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { UsageError } from "../errors.ts";
 
 async function importRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/paths.ts");
+  const { persistPaths } = await import("../persist/etc_paths.ts");
   const { importNvmetcliFile } = await import("../target/nvmetcli.ts");
   const file = ctx.values["from-nvmetcli"] as string | undefined;
   if (!file) {

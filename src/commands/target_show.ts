@@ -8,7 +8,7 @@ async function showRun(ctx: RunContext): Promise<CommandResult> {
   const { treeToNvmetcli } = await import("../target/nvmetcli.ts");
   const { treeToSpec } = await import("../target/show.ts");
   const { readTarget } = await import("../target/up.ts");
-  const { live, loaded } = readTarget(ctx.global.configfs);
+  const { live, loaded } = readTarget(ctx.global.configfs, ctx.env?.target);
   if (!loaded) {
     ctx.note(
       `nvmet is not loaded ('${ctx.global.configfs}/nvmet' does not exist): nothing is configured.`,

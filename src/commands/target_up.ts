@@ -92,6 +92,7 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     dryRun: v["dry-run"] === true,
     force: v.force === true,
     note: ctx.note,
+    env: ctx.env?.target,
   });
   const c = data.summary!;
   return {

@@ -4,10 +4,11 @@
  * on a plain description of the devices (what `describeRdmaDevices` reads through libibverbs) so
  * the rules are testable without hardware.
  */
+import { softRoceCommand } from "../rdma/soft_roce.ts";
 import { fileKind } from "../configfs/native.ts";
 import { listDir, readText } from "../host/kfs.ts";
 import { type Check, check } from "./check.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 import type { GidInfo, PortInfo } from "../rdma/devices.ts";
 
 /** The parts of a GID entry the checks use. */
@@ -71,7 +72,7 @@ export function devicesCheck(d: Devices): Check {
       "fail",
       "no RDMA device: libibverbs lists none",
       "load your RDMA NIC's driver (mlx5_ib, irdma, bnxt_re …), or add Soft-RoCE on the netdev " +
-        "that carries the target's subnet: rdma link add rxe0 type rxe netdev IFACE",
+        `that carries the target's subnet: ${softRoceCommand()}`,
     );
   }
   const names = d.devices.map((x) =>
@@ -212,7 +213,7 @@ export function gidCheck(d: Devices, ip: string | undefined, how: string): Check
     id,
     "fail",
     `local address ${ip} has no GID on any RDMA port (${how}): the RDMA device is not on the netdev that holds it`,
-    `put ${ip} on the RDMA NIC's netdev, or add Soft-RoCE on its netdev: rdma link add rxe0 type rxe netdev IFACE`,
+    `put ${ip} on the RDMA NIC's netdev, or add Soft-RoCE on its netdev: ${softRoceCommand()}`,
   );
 }
 
@@ -288,7 +289,7 @@ export function routeCheck(d: Devices, addr: string, r: RouteView): Check {
         id,
         "fail",
         `${addr} is a local address but on no RDMA port's netdev: RDMA cannot reach it`,
-        `add Soft-RoCE on the netdev that holds ${addr} (rdma link add rxe0 type rxe netdev IFACE) or use an address on the RDMA NIC`,
+        `add Soft-RoCE on the netdev that holds ${addr} (${softRoceCommand()}) or use an address on the RDMA NIC`,
       );
   }
   const nets = rdmaNetdevs(d);
@@ -308,7 +309,7 @@ export function routeCheck(d: Devices, addr: string, r: RouteView): Check {
       [...nets].join(", ") || "none"
     })`,
     `route the target's subnet through the RDMA NIC's netdev (ip route add ${addr}/32 dev RDMA_NETDEV), ` +
-      `or add Soft-RoCE on ${r.dev}: rdma link add rxe0 type rxe netdev ${r.dev}`,
+      `or add Soft-RoCE on ${r.dev}: ${softRoceCommand(r.dev)}`,
   );
 }
 

@@ -4,12 +4,13 @@
  * and `<libModules>/<release>/modules.dep|modules.builtin` (loadable).
  */
 import { fileKind } from "../configfs/native.ts";
+import { runningKernelRelease } from "../host/kernel.ts";
 import { readText } from "../host/kfs.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";
-import { isUuid } from "../fabrics/options.ts";
+import { isUuid } from "../fabrics/option_checks.ts";
 import { type Check, check } from "./check.ts";
 import { multipathChecks } from "./multipath.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 /** Where a kernel module stands. */
 export type ModuleState =
@@ -27,11 +28,6 @@ function tryRead(path: string, max = 1 << 24): string | undefined {
   }
 }
 
-/** The running kernel's release (`<proc>/sys/kernel/osrelease`). */
-export function kernelRelease(paths: DoctorPaths): string | undefined {
-  return tryRead(`${paths.proc}/sys/kernel/osrelease`, 256)?.trim();
-}
-
 /** Whether module `name` (dashes or underscores) is loaded, built in, loadable or absent. */
 export function moduleState(paths: DoctorPaths, name: string): ModuleState {
   const u = name.replaceAll("-", "_");
@@ -42,7 +38,7 @@ export function moduleState(paths: DoctorPaths, name: string): ModuleState {
       ? { state: "builtin" }
       : { state: "loaded" };
   }
-  const release = kernelRelease(paths);
+  const release = runningKernelRelease(paths.proc);
   if (!release) return { state: "unknown", why: `cannot read ${paths.proc}/sys/kernel/osrelease` };
   const dir = `${paths.libModules}/${release}`;
   const same = (file: string) =>

@@ -3,7 +3,7 @@
  * echo, ARP), whether RoCE v2 gets through when IP does, and whether the path carries this host's
  * MTU. Pure functions from observations to checks; ip_probe.ts makes the observations.
  */
-import type { Transport } from "../fabrics/options.ts";
+import type { Transport } from "../fabrics/connect_options.ts";
 import { isIpv4 } from "../net/address.ts";
 import type { NeighbourView } from "../net/neighbour.ts";
 import { payloadForIpSize } from "../net/icmp.ts";

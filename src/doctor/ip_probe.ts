@@ -11,7 +11,7 @@ import { echo, EchoSocket } from "../net/ping.ts";
 import type { Devices, RouteView } from "./fabric.ts";
 import { readNeighbour } from "../net/neighbour.ts";
 import { type IpView, mtuProbeSizes, type MtuView } from "./ip_checks.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 /** Bound on one echo wait, whatever --timeout says. */
 const ECHO_WAIT_MS = 1000;

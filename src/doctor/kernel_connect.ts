@@ -3,13 +3,14 @@
  * queue, no reconnects), translate the errno and the kernel log into the doctor's words, and
  * delete the controller it made.
  */
+import { hostPort } from "../net/address.ts";
 import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
 import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
-import type { ConnectOptions } from "../fabrics/options.ts";
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import { errnoName, EXIT, NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 const N = "/sys/kernel/config/nvmet";
 
@@ -24,7 +25,7 @@ export function classifyKernelConnect(
   const logText = log.length
     ? `; kernel log: ${log.slice(-3).join(" | ")}`
     : "; the kernel log was not readable";
-  const where = `${o.traddr}:${o.trsvcid}`;
+  const where = hostPort(o.traddr, o.trsvcid);
   const allowFix =
     `on the target: mkdir -p ${N}/hosts/${o.hostnqn}; ln -s ${N}/hosts/${o.hostnqn} ` +
     `${N}/subsystems/${o.nqn}/allowed_hosts/${o.hostnqn}`;
@@ -119,7 +120,9 @@ export async function kernelConnectCheck(paths: DoctorPaths, opts: ConnectOption
     return check(
       id,
       "ok",
-      `the kernel connected ${made.name} to '${opts.nqn}' at ${opts.traddr}:${opts.trsvcid} as host ` +
+      `the kernel connected ${made.name} to '${opts.nqn}' at ${
+        hostPort(opts.traddr, opts.trsvcid)
+      } as host ` +
         `'${o.hostnqn}' (cntlid ${made.cntlid}); ${note}`,
     );
   } catch (err) {

@@ -10,12 +10,18 @@ import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { classifyProbe, probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
 import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
-import { canonicalIp, isAnyAddress, localAddresses, localInterfaceOf } from "../net/address.ts";
+import {
+  canonicalIp,
+  hostPort,
+  isAnyAddress,
+  localAddresses,
+  localInterfaceOf,
+} from "../net/address.ts";
 
 /** The verdict on a tcp port from the ICReq probe's answer. */
 export function classifyTcpListening(p: LivePort, o: TcpProbeOutcome): Check {
   const id = `target.port.${p.id}.listening`;
-  const where = `${o.traddr.includes(":") ? `[${o.traddr}]` : o.traddr}:${o.trsvcid}`;
+  const where = hostPort(o.traddr, o.trsvcid);
   const v = classifyTcpProbe(o);
   if (v.status === "ok") {
     return {
@@ -49,7 +55,7 @@ export function tcpProbeAddress(traddr: string, local = localAddresses()): strin
 /** The verdict on one port from the probe's answer. */
 export function classifyListening(p: LivePort, o: ProbeOutcome): Check {
   const id = `target.port.${p.id}.listening`;
-  const where = `${o.traddr}:${o.trsvcid}`;
+  const where = hostPort(o.traddr, o.trsvcid);
   const v = classifyProbe(o);
   if (v.status === "ok" || v.status === "warn") {
     return check(

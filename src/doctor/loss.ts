@@ -9,7 +9,7 @@ import { listDir, readText } from "../host/kfs.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";
 import { type Check, check } from "./check.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 /** Counter values by name. */
 export type Counters = Record<string, number>;

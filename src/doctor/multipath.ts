@@ -22,7 +22,7 @@ import { withNeighbours } from "../fabrics/topology.ts";
 import { USABLE_ANA_STATES } from "../configfs/nvmet.ts";
 import { type Check, check, type CheckStatus } from "./check.ts";
 import { arpWords, type NeighbourView } from "../net/neighbour.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 
 /** nvme_core's multipath parameter: Y, N, or why it cannot be read. */
 export function multipathCheck(paths: DoctorPaths): Check {

@@ -5,25 +5,30 @@
  * completed (QP to RTS, RTU sent) and disconnected at once, so the target frees its queue.
  * `classifyProbe` turns the event into a verdict.
  */
-import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { softRoceCommand } from "../rdma/soft_roce.ts";
+import { IB_CM_REJ, IB_CM_REJ_REASON, IBV_QPS, RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { errnoName } from "../errors.ts";
-import { decodeRdmaCmReject, RDMA_CM_REJECT } from "../nvme/capsule.ts";
+import {
+  decodeRdmaCmAccept,
+  decodeRdmaCmReject,
+  encodeRdmaCmRequest,
+  NVME_RDMA_CM_NO_RSC,
+  RDMA_CM_REJECT,
+} from "../nvme/capsule.ts";
+import { ADMIN_DEPTH } from "../nvme/controller.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
 import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
-import { parseSockaddr } from "../net/address.ts";
+import { hostPort, parseSockaddr } from "../net/address.ts";
 import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
 import { WaitTimeoutError } from "../rdma/wait.ts";
 import { type Check, check } from "./check.ts";
 
-/** struct nvme_rdma_cm_req for the admin queue of a Linux host (32 bytes, little-endian). */
+/**
+ * struct nvme_rdma_cm_req for the admin queue of a Linux host: qid 0 at NVME_AQ_DEPTH (32), the
+ * request `nvmeof probe` sends too.
+ */
 export function adminConnectRequest(): Uint8Array {
-  const b = new Uint8Array(32);
-  const dv = new DataView(b.buffer);
-  dv.setUint16(0, 0, true); // recfmt
-  dv.setUint16(2, 0, true); // qid: admin
-  dv.setUint16(4, 32, true); // hrqsize: NVME_AQ_DEPTH
-  dv.setUint16(6, 31, true); // hsqsize: 0-based
-  return b;
+  return encodeRdmaCmRequest({ qid: 0, hrqsize: ADMIN_DEPTH, hsqsize: ADMIN_DEPTH - 1 });
 }
 
 /**
@@ -37,9 +42,8 @@ export function nvmeRejectStatus(data: Uint8Array): number | undefined {
 
 /** The crqsize of an NVMe/RDMA accept (`struct nvme_rdma_cm_rep`), if it is one. */
 export function nvmeAcceptQueueSize(data: Uint8Array): number | undefined {
-  if (data.length < 4) return undefined;
-  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  return dv.getUint16(0, true) === 0 ? dv.getUint16(2, true) : undefined;
+  const rep = decodeRdmaCmAccept(data);
+  return rep?.recfmt === 0 ? rep.crqsize : undefined;
 }
 
 /** What the probe saw. */
@@ -170,7 +174,7 @@ export async function probeNvmeRdma(
 /** The probe's answer as a check. */
 export function classifyProbe(o: ProbeOutcome): Check {
   const id = "reach.listener";
-  const where = `${o.traddr.includes(":") ? `[${o.traddr}]` : o.traddr}:${o.trsvcid}`;
+  const where = hostPort(o.traddr, o.trsvcid);
   const st = o.status < 0 ? `${errnoName(-o.status)} (${o.status})` : String(o.status);
   const from = o.src ? ` from ${o.src.addr} (${o.src.device} port ${o.src.port})` : "";
   const portFix =
@@ -199,7 +203,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
           "warn",
           `an NVMe/RDMA target listens at ${where} but rejected the admin-queue request: NVMe/RDMA status ` +
             `${sts} (${RDMA_CM_REJECT[sts]}: ${describeRdmaCmReject(o.privateData)?.meaning})`,
-          sts === 6
+          sts === NVME_RDMA_CM_NO_RSC
             ? "the target is out of resources (queues or memory): check its kernel log and lower the number of hosts/queues"
             : "the target refused a standard Linux host request: check its kernel log (dmesg) for nvmet_rdma",
         );
@@ -256,7 +260,7 @@ export function classifyProbe(o: ProbeOutcome): Check {
         `cannot resolve ${o.traddr} to an RDMA device (ADDR_ERROR, ${st}): no route to it through an RDMA ` +
           "netdev, or its neighbour (ARP) does not answer",
         `check 'ip route get ${o.traddr}' leaves through the RDMA NIC's netdev and that the target answers ping ` +
-          "from that netdev; add Soft-RoCE where there is no RDMA NIC (rdma link add rxe0 type rxe netdev IFACE)",
+          `from that netdev; add Soft-RoCE where there is no RDMA NIC (${softRoceCommand()})`,
       );
     case "ROUTE_ERROR":
       return check(

@@ -5,6 +5,7 @@
  * its own, so nvmet-tcp releases the queue at once rather than keeping a half-open one.
  * `classifyTcpProbe` turns the outcome into the verdict.
  */
+import { hostPort } from "../net/address.ts";
 import { ECONNREFUSED, ECONNRESET, EHOSTUNREACH, ENETUNREACH } from "../errno.ts";
 import { errnoName } from "../errors.ts";
 import {
@@ -236,11 +237,6 @@ export async function probeNvmeTcp(
       conn.close();
     } catch { /* already closed */ }
   }
-}
-
-/** `[v6]:port` or `v4:port`. */
-function hostPort(traddr: string, port: number): string {
-  return `${traddr.includes(":") ? `[${traddr}]` : traddr}:${port}`;
 }
 
 /** Printable ASCII as text, anything else as hex. */

@@ -19,7 +19,7 @@ import {
 } from "./fabric.ts";
 import { hostChecks } from "./host.ts";
 import { kernelConnectCheck } from "./kernel_connect.ts";
-import type { DoctorPaths } from "./paths.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
 import { probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
 import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
 import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
@@ -29,7 +29,7 @@ import { readNvmet, targetChecks, targetTransports } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
 import { chooseRole, type Role } from "./role.ts";
 import { localAddresses } from "../net/address.ts";
-import type { Transport } from "../fabrics/options.ts";
+import type { Transport } from "../fabrics/connect_options.ts";
 
 /** What to check. */
 export interface DoctorOptions {

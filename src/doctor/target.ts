@@ -5,16 +5,19 @@
  * (the first link enables it), namespaces enabled, allow_any_host flagged, and — for a given
  * subsystem NQN and host NQN — whether the port the host uses exports it and the host is allowed.
  */
+import { softRoceCommand } from "../rdma/soft_roce.ts";
 import { fileKind } from "../configfs/native.ts";
 import { KernelConfigfs } from "../configfs/io.ts";
 import { type LivePort, type LiveTree, readTree } from "../configfs/nvmet.ts";
+import { portServes } from "../configfs/port_match.ts";
 import { isConfigfsMounted } from "../host/kernel.ts";
 import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { moduleCheck } from "./host.ts";
-import type { DoctorPaths } from "./paths.ts";
-import { isTransport, type Transport, TRANSPORTS } from "../fabrics/options.ts";
+import type { DoctorPaths } from "./kernel_paths.ts";
+import { isTransport, type Transport, TRANSPORTS } from "../fabrics/connect_options.ts";
 import {
+  hostPort,
   isAnyAddress,
   type LocalAddress,
   localAddresses,
@@ -41,8 +44,7 @@ export function readNvmet(paths: DoctorPaths): LiveTree | undefined {
 const N = "/sys/kernel/config/nvmet";
 
 function portWhere(p: LivePort): string {
-  const a = p.attr.addr_traddr ?? "";
-  return `${a.includes(":") ? `[${a}]` : a}:${p.attr.addr_trsvcid ?? ""}`;
+  return hostPort(p.attr.addr_traddr ?? "", p.attr.addr_trsvcid ?? "");
 }
 
 /** The port's transport, when it is one the doctor checks (rdma, tcp). */
@@ -63,21 +65,6 @@ function portTransports(ports: LivePort[]): Set<Transport> {
 /** The transports the local target's ports use (portTransports; rdma when nvmet is not there). */
 export function targetTransports(tree: LiveTree | undefined): Set<Transport> {
   return portTransports(tree?.ports ?? []);
-}
-
-/**
- * Whether a port of transport `trtype` serves `traddr`:`trsvcid` (a wildcard address serves every
- * local one).
- */
-export function portServes(
-  p: LivePort,
-  trtype: Transport,
-  traddr: string,
-  trsvcid: string,
-): boolean {
-  const a = p.attr.addr_traddr;
-  return p.attr.addr_trtype === trtype && p.attr.addr_trsvcid === trsvcid &&
-    a !== undefined && (a === traddr || isAnyAddress(a));
 }
 
 /** The address check of a tcp port: nvmet-tcp binds a socket, so any interface of this host. */
@@ -159,7 +146,9 @@ export function portChecks(
           }, but ${addr} is on no RDMA netdev of this host: the kernel ` +
             "cannot bind it (EADDRNOTAVAIL when the address is missing, ENODEV when its netdev has no RDMA device)",
           `configure ${addr} on the RDMA NIC's netdev (ip addr add ${addr}/24 dev IFACE), or add Soft-RoCE on ` +
-            "its netdev (rdma link add rxe0 type rxe netdev IFACE); then unlink and relink the port's subsystems",
+            `its netdev (${
+              softRoceCommand(localInterfaceOf(addr, local)?.name)
+            }); then unlink and relink the port's subsystems`,
         ),
     );
   }
@@ -322,14 +311,15 @@ export function expectChecks(tree: LiveTree, e: TargetExpect): Check[] {
   }
   if (e.traddr) {
     const t = e.trtype ?? "rdma";
-    const ports = tree.ports.filter((p) => portServes(p, t, e.traddr!, e.trsvcid));
+    const end = { trtype: t, local: { address: e.traddr, port: Number(e.trsvcid) } };
+    const ports = tree.ports.filter((p) => portServes(p, end));
     const linked = ports.filter((p) => p.subsystems.includes(nqn));
     if (ports.length === 0) {
       const elsewhere = tree.ports.filter((p) => p.attr.addr_trtype === t);
       out.push(check(
         "target.expect.port",
         "fail",
-        `no ${t} port on this target is for ${e.traddr}:${e.trsvcid}` +
+        `no ${t} port on this target is for ${hostPort(e.traddr, e.trsvcid)}` +
           (elsewhere.length
             ? ` (${t} ports: ${elsewhere.map((p) => `${p.id} for ${portWhere(p)}`).join(", ")})`
             : ""),

@@ -13,14 +13,11 @@ import {
   existingControllers,
   waitReady,
 } from "./controller.ts";
-import {
-  type ConnectOptions,
-  kernelTooOld,
-  namespaceQueuesData,
-  namespaceQueueSettings,
-  runningKernelRelease,
-} from "./options.ts";
-import type { FabricsPaths } from "./paths.ts";
+import type { ConnectOptions } from "./connect_options.ts";
+import { kernelTooOld } from "./option_checks.ts";
+import { namespaceQueuesData, namespaceQueueSettings } from "./option_string.ts";
+import { runningKernelRelease } from "../host/kernel.ts";
+import type { FabricsPaths } from "./initiator_paths.ts";
 import { type NamespaceInfo, queueDir } from "./sysfs.ts";
 
 /** What `nvmeof connect` reports (JSON keys follow sysfs and the option string). */

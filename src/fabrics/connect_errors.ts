@@ -3,6 +3,7 @@
  * nvmf_dev_write and nvmf_create_ctrl, and the transports' create_ctrl).
  * The kernel's own log lines, when readable, are appended as the reason.
  */
+import { hostPort } from "../net/address.ts";
 import {
   EACCES,
   EALREADY,
@@ -58,8 +59,7 @@ export function badTokenFromLog(lines: string[]): string | undefined {
 }
 
 function where(a: ConnectAttempt): string {
-  const addr = a.traddr.includes(":") ? `[${a.traddr}]` : a.traddr;
-  return `${a.transport} ${addr}:${a.trsvcid}`;
+  return `${a.transport} ${hostPort(a.traddr, a.trsvcid)}`;
 }
 
 /** Maps the errno of the fabrics write to an error that names the cause and the fix. */

@@ -3,28 +3,16 @@
  * controller: nvme-cli's flag (long name, short letter), the token of the /dev/nvme-fabrics
  * option string, the key in nvmeof's saved connections, the key in nvme-cli's config.json
  * (libnvme), what values it takes, the transports and the first Linux release that has it, and
- * what a shell may offer after it. Flags (src/cli/fabrics_flags.ts), the option string
- * (options.ts), saved connections and the nvme-cli import (persist/) and completions all read this
- * table.
+ * what a shell may offer after it. Flags (cli/fabrics_flags.ts), the option string
+ * (option_string.ts) and its checks (option_checks.ts), saved connections and the nvme-cli import
+ * (persist/) and completions all read this table.
  *
  * Sources: nvme-cli 2.x fabrics.c (NVMF_ARGS), libnvme fabrics.c (build_options), Linux
  * drivers/nvme/host/fabrics.c (opt_tokens and their checks) and the transports' allowed_opts.
- * The identity and address flags (-t -a -s -n -q -I -w) have their own checks in options.ts and
- * are listed in ADDRESS_COMPLETIONS for completions only.
+ * The identity and address flags (-t -a -s -n -q -I -w) have their own checks in
+ * option_checks.ts and are listed in ADDRESS_COMPLETIONS for completions only.
  */
-/** The NVMe/RDMA port (also used for RDMA discovery). */
-export const DEFAULT_TRSVCID = "4420";
-/** nvme-cli always writes ctrl_loss_tmo; the kernel's default is also 600 s. */
-export const DEFAULT_CTRL_LOSS_TMO = 600;
-
-/** Transports this product connects over. */
-export const TRANSPORTS = ["rdma", "tcp"] as const;
-export type Transport = typeof TRANSPORTS[number];
-
-/** Whether `t` names a transport nvmeof speaks. */
-export function isTransport(t: string): t is Transport {
-  return (TRANSPORTS as readonly string[]).includes(t);
-}
+import type { Transport } from "./connect_options.ts";
 
 /** The ConnectOptions fields the table defines. */
 export type TableField =
@@ -410,12 +398,6 @@ export function haProfile(): Partial<Record<TableField, number>> {
   const out: Partial<Record<TableField, number>> = {};
   for (const r of CONNECT_OPTIONS) if (r.ha !== undefined) out[r.field] = r.ha;
   return out;
-}
-
-/** "keep_alive_tmo=1 reconnect_delay=1 …": the HA profile as option-string tokens. */
-export function haText(): string {
-  return Object.entries(haProfile()).map(([f, v]) => `${rowOf(f as TableField).token}=${v}`)
-    .join(" ");
 }
 
 /** The row of a ConnectOptions field. */

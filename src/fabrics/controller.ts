@@ -19,9 +19,10 @@ import {
 } from "./discovery_log.ts";
 import { exists, KfsError, writeText } from "../host/kfs.ts";
 import { KmsgWatch } from "./kmsg.ts";
-import { buildOptionString, type ConnectOptions } from "./options.ts";
+import { buildOptionString } from "./option_string.ts";
+import type { ConnectOptions } from "./connect_options.ts";
 import { DISCOVERY_NQN } from "./nqn.ts";
-import { type FabricsPaths, isRealHost } from "./paths.ts";
+import { type FabricsPaths, isRealHost } from "./initiator_paths.ts";
 import {
   controllerDir,
   type ControllerInfo,

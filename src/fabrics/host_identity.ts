@@ -6,9 +6,9 @@
  */
 import { EACCES, ENOENT, EROFS } from "../errno.ts";
 import { EnvironmentError, errnoOf, FailureError, UsageError } from "../errors.ts";
-import { checkNqn, isUuid } from "./options.ts";
+import { checkNqn, isUuid } from "./option_checks.ts";
 import { readText } from "../host/kfs.ts";
-import type { FabricsPaths } from "./paths.ts";
+import type { FabricsPaths } from "./initiator_paths.ts";
 
 /** The prefix of UUID-based host NQNs. */
 export const UUID_NQN_PREFIX = "nqn.2014-08.org.nvmexpress:uuid:";

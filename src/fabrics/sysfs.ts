@@ -3,7 +3,7 @@
  * /sys/class/nvme-subsystem, and the namespaces' block devices. The root is a parameter.
  */
 import { listDir, readText } from "../host/kfs.ts";
-import type { FabricsPaths } from "./paths.ts";
+import type { FabricsPaths } from "./initiator_paths.ts";
 import type { NeighbourView } from "../net/neighbour.ts";
 
 /** The parsed `address` attribute (`traddr=…,trsvcid=…[,host_traddr=…][,host_iface=…]`). */

@@ -2,13 +2,13 @@
  * The host's NVMe topology walked the way libnvme walks it for nvme-cli's `list` and
  * `list-subsys`: namespaces as block devices with the identity of what serves them, and
  * subsystems grouped by the host NQN their controllers connected with. Built on the one sysfs
- * reader (sysfs.ts); the renderers (src/output/nvme_cli.ts) only shape the result.
+ * reader (sysfs.ts); the renderers (src/output/nvme_cli_table.ts) only shape the result.
  */
 import { EnvironmentError } from "../errors.ts";
 import { exists } from "../host/kfs.ts";
 import { neighbourLookup } from "../net/neighbour.ts";
 import { type NamespaceUsage, namespaceUsage } from "./namespace_usage.ts";
-import type { FabricsPaths } from "./paths.ts";
+import type { FabricsPaths } from "./initiator_paths.ts";
 import { type ControllerInfo, namespaceDir, type PathInfo, type SubsystemInfo } from "./sysfs.ts";
 
 /** One namespace block device, as a row of nvme-cli's `list`. */

@@ -1,9 +1,11 @@
 /**
- * What this host's kernel has mounted and loaded, and the two system tools that change it
- * (`mount`, `modprobe`): one runner and one mount check for the target, the host's connect and
- * the doctor.
+ * What this host's kernel is, has mounted and loaded, and the two system tools that change it
+ * (`mount`, `modprobe`): one runner, one mount check and one release reader for the target, the
+ * host's connect and the doctor.
  */
+import { hostPaths } from "../host_paths.ts";
 import { readText } from "./kfs.ts";
+
 /** How a system tool ended: `stderr` is its message (or why it could not start). */
 export interface ToolResult {
   ok: boolean;
@@ -41,4 +43,15 @@ export function isConfigfsMounted(dir: string, proc = "/proc"): boolean | undefi
     const f = l.split(" ");
     return f[1] === dir && f[2] === "configfs";
   });
+}
+
+/** The running kernel's release, from `<proc>/sys/kernel/osrelease` (NVMEOF_PROC moves /proc). */
+export function runningKernelRelease(
+  proc: string = hostPaths().proc,
+): string | undefined {
+  try {
+    return Deno.readTextFileSync(`${proc}/sys/kernel/osrelease`).trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }

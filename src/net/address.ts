@@ -133,6 +133,14 @@ export function canonicalIp(written: string): string | undefined {
   return v6 ? formatIp(v6) : undefined;
 }
 
+/**
+ * `address:port` as a socket address is written, an IPv6 address in brackets (`[fd00::1]:4420`,
+ * RFC 3986) so the port cannot be read as part of it.
+ */
+export function hostPort(address: string, port: string | number): string {
+  return `${address.includes(":") ? `[${address}]` : address}:${port}`;
+}
+
 /** True for the wildcard addresses a listener binds to all addresses with. */
 export function isAnyAddress(address: string): boolean {
   return address === "0.0.0.0" || address === "::";

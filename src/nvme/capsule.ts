@@ -264,6 +264,9 @@ export function decodeRdmaCmReject(b: Uint8Array): { recfmt: number; sts: number
   return { recfmt, sts };
 }
 
+/** NVMe/RDMA CM reject status: the target ran out of queues or memory (nvme-rdma.h). */
+export const NVME_RDMA_CM_NO_RSC = 6;
+
 /** NVMe/RDMA CM reject status names (nvme-rdma.h). */
 export const RDMA_CM_REJECT: Readonly<Record<number, string>> = {
   1: "NVME_RDMA_CM_INVALID_LEN",

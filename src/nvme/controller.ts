@@ -4,6 +4,7 @@
  * connected one after another with the controller's cntlid, and a clean shutdown (CC.SHN,
  * CSTS.SHST) before the RDMA disconnect. Every step is timed.
  */
+import { hostPort } from "../net/address.ts";
 import { IBV_ACCESS } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import {
@@ -45,6 +46,7 @@ import {
 import { NvmeQueue } from "./queue.ts";
 import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
+/** The admin queue's depth, as a Linux host opens it (NVME_AQ_DEPTH). */
 export const ADMIN_DEPTH = 32;
 /** Keep-alive timeout asked for in the admin Connect (ms); long runs send Keep Alive within it. */
 export const KATO_MS = 15000;
@@ -184,7 +186,7 @@ export class Controller implements Disposable {
       const d = await q.execute(0, `Fabrics Connect of queue ${q.qid}`);
       if (d.status !== 0) {
         throw new NvmeStatusError(
-          `Connect to '${subnqn}' at ${host}:${port} as '${hostnqn}'` +
+          `Connect to '${subnqn}' at ${hostPort(host, port)} as '${hostnqn}'` +
             (q.qid ? ` (I/O queue ${q.qid})` : ""),
           d.status,
           { fabrics: true, subnqn, hostnqn },

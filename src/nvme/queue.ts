@@ -6,7 +6,8 @@
  * protection domain. A command slot (its command id) is free again once both its SEND
  * completed and its CQE arrived.
  */
-import { IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
+import { hostPort } from "../net/address.ts";
+import { IB_CM_REJ, IBV_ACCESS, IBV_SEND, IBV_WC_OPCODE, IBV_WR } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import {
   connect,
@@ -54,6 +55,30 @@ export interface QueueOptions {
   timeoutMs: number;
   cancel?: Canceller;
   trace?: Trace;
+}
+
+/**
+ * The error for a queue the target's RDMA CM rejected: RdmaCmRejectError when the reject carries
+ * an NVMe/RDMA reject record; for no listener at all (INVALID_SERVICE_ID) the same RejectedError
+ * with a hint about the NVMe/RDMA target (the RDMA layer's hint speaks of an `rdma ping` server);
+ * any other reject as it came.
+ */
+export function queueRejectError(
+  err: RejectedError,
+  o: Pick<QueueOptions, "host" | "port" | "qid" | "depth">,
+): FailureError {
+  const where = hostPort(o.host, o.port);
+  const info = describeRdmaCmReject(err.rejectData, o);
+  if (info) {
+    return new RdmaCmRejectError(where, o, { info, data: err.rejectData }, { cause: err });
+  }
+  if (err.reason !== IB_CM_REJ.INVALID_SERVICE_ID) return err;
+  return new RejectedError(err.message, { reason: err.reason, rejectData: err.rejectData }, {
+    cause: err,
+    hint: `No NVMe/RDMA target listens on ${where}. On the target, check that an rdma port has ` +
+      "this address and service id and a subsystem linked to it (nvmeof target show; nvmet listens " +
+      "only once a subsystem is linked), or give the -a/-s of a port that does.",
+  });
 }
 
 /** Completion of one command: its status and result. */
@@ -126,18 +151,15 @@ export class NvmeQueue implements Disposable {
   /**
    * Connects queue `qid` (no NVMe command is sent yet: Fabrics Connect is the caller's). A
    * target that refuses the queue with an NVMe/RDMA reject record raises RdmaCmRejectError,
-   * which names the record's status; other CM failures pass through unchanged.
+   * which names the record's status; a port with no listener gets a hint about the target
+   * (queueRejectError); other CM failures pass through unchanged.
    */
   static async open(o: QueueOptions): Promise<NvmeQueue> {
     try {
       return await NvmeQueue.#open(o);
     } catch (err) {
       if (!(err instanceof RejectedError)) throw err;
-      const info = describeRdmaCmReject(err.rejectData, o);
-      if (!info) throw err;
-      throw new RdmaCmRejectError(`${o.host}:${o.port}`, o, { info, data: err.rejectData }, {
-        cause: err,
-      });
+      throw queueRejectError(err, o);
     }
   }
 

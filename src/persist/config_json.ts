@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import { type ConnectOptions, isSet } from "../fabrics/options.ts";
+import { type ConnectOptions, isSet } from "../fabrics/connect_options.ts";
 import { CONNECT_OPTIONS } from "../fabrics/connect_table.ts";
 import {
   addEntry,
@@ -13,7 +13,7 @@ import {
   INLINE_SECRET,
   inMemory,
   readNvmeCliFile,
-} from "./nvme_cli.ts";
+} from "./nvme_cli_import.ts";
 
 /** config.json port key → raw entry key: the address keys and every table row's nvme-cli key. */
 const PORT_KEYS: Record<string, string> = {

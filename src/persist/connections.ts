@@ -7,6 +7,7 @@
  * through it, as nvme-cli does with the lines of /etc/nvme/discovery.conf. Keys are the option
  * string's names. Secrets are never stored here, only the path of the file holding them.
  */
+import { hostPort } from "../net/address.ts";
 import { FailureError, quote, quoteName, redactSecrets, UsageError } from "../errors.ts";
 import { syncDir } from "./durable.ts";
 import { CONNECT_OPTIONS, type TableField } from "../fabrics/connect_table.ts";
@@ -14,14 +15,16 @@ import {
   checkAddress,
   checkNqn,
   checkTrsvcid,
+  isUuid,
+  tableValue,
+} from "../fabrics/option_checks.ts";
+import {
   type ConnectOptions,
   isSet,
   isTransport,
-  isUuid,
-  loadKeyFile,
-  tableValue,
   type Transport,
-} from "../fabrics/options.ts";
+} from "../fabrics/connect_options.ts";
+import { loadKeyFile } from "../host/key_file.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { InputError, readInputText } from "../input.ts";
 
@@ -309,12 +312,11 @@ export function mergeConnections(
 
 /** One line of `connections list`. */
 export function describeSaved(c: SavedConnection): string {
-  const a = c.traddr.includes(":") ? `[${c.traddr}]` : c.traddr;
   const what = isDiscoveryEntry(c) ? "discovery (connect-all)" : `'${c.nqn}'`;
   const extra = [
     c.host_traddr ? `from ${c.host_traddr}` : "",
     c.nr_io_queues !== undefined ? `${c.nr_io_queues} io queues` : "",
     c.dhchap_secret_file ? "dhchap" : "",
   ].filter(Boolean).join(", ");
-  return `${what} at ${c.transport} ${a}:${c.trsvcid}${extra ? ` (${extra})` : ""}`;
+  return `${what} at ${c.transport} ${hostPort(c.traddr, c.trsvcid)}${extra ? ` (${extra})` : ""}`;
 }

@@ -5,7 +5,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
-import type { ConnectOptions } from "../fabrics/options.ts";
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import { CONNECT_OPTIONS } from "../fabrics/connect_table.ts";
 import {
   addEntry,
@@ -14,7 +14,7 @@ import {
   INLINE_SECRET,
   inMemory,
   readNvmeCliFile,
-} from "./nvme_cli.ts";
+} from "./nvme_cli_import.ts";
 
 /** What one nvme-cli flag of discovery.conf becomes: a raw entry key, and whether it takes a value. */
 interface FlagTarget {

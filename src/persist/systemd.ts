@@ -7,9 +7,9 @@
  * and nvme-cli's nvmf-autoconnect.service (oneshot, after network-online, before remote-fs-pre),
  * (nvme-cli PR #651); the ports of a target are retried because their IP may appear late.
  */
-import { HOST_PATH_DEFAULTS } from "../paths.ts";
+import { HOST_PATH_DEFAULTS } from "../host_paths.ts";
 import { FailureError } from "../errors.ts";
-import type { PersistPaths } from "./paths.ts";
+import type { PersistPaths } from "./etc_paths.ts";
 import type { SelfPath } from "./self.ts";
 import { syncDir, writeDurableSync } from "./durable.ts";
 

@@ -339,7 +339,7 @@ export class CmId implements Disposable {
     return new Uint8Array(view.buffer, at, KERNEL_SOCKADDR_STORAGE.$size).slice();
   }
 
-  /** The name of the RDMA device the id is bound to (rxe0 …), undefined before it is bound. */
+  /** The name of the RDMA device the id is bound to (mlx5_0, rxe0 …), undefined before it is bound. */
   get deviceName(): string | undefined {
     const ctx = this.verbs;
     if (!ctx) return undefined;

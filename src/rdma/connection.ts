@@ -7,13 +7,14 @@
 import {
   IB_CM_REJ,
   IB_CM_REJ_REASON,
-  IBV_QP_ATTR as MASK,
+  IBV_QP_ATTR_MASK as MASK,
   IBV_QPS,
   qpStateName,
-  RDMA_CM_EVENT as E,
+  RDMA_CM_EVENT_TYPE as E,
 } from "../../ffi/enums.ts";
 import { IBV_QP_ATTR as QA } from "../../ffi/structs.ts";
 import { errnoName, FailureError } from "../errors.ts";
+import { hostPort } from "../net/address.ts";
 import { type CmEvent, CmId, type ConnParam, EventChannel, samePointer, sockaddr } from "./cm.ts";
 import { CompletionQueue, ProtectionDomain, type QpCaps, type QpInfo, QueuePair } from "./verbs.ts";
 import type { Canceller } from "./wait.ts";
@@ -220,7 +221,7 @@ export class RejectedError extends FailureError {
  * The error for an unexpected CM event while connecting to `where`; a RejectedError (with the
  * reject's private data) for REJECTED.
  */
-export function connectError(ev: CmEvent, where: string, privateDataText?: string): FailureError {
+export function cmEventError(ev: CmEvent, where: string, privateDataText?: string): FailureError {
   const status = ev.status < 0 ? `${errnoName(-ev.status)} (${ev.status})` : String(ev.status);
   switch (ev.type) {
     case E.ADDR_ERROR:
@@ -267,8 +268,8 @@ export function connectError(ev: CmEvent, where: string, privateDataText?: strin
   }
 }
 
-/** Options of both sides. */
-export interface ConnectOptions {
+/** What an RDMA-CM connect needs: the peer, the bound on each wait, the trace, the cancel. */
+export interface CmConnectParams {
   host: string;
   port: number;
   /** Bound on each wait for an event. */
@@ -283,9 +284,9 @@ export interface ConnectOptions {
  * memory (setup.prepare), send the REQ with private data, and on CONNECT_RESPONSE move the QP to
  * RTR and RTS and call rdma_establish.
  */
-export async function connect(opts: ConnectOptions, setup: QpSetup): Promise<Connection> {
+export async function connect(opts: CmConnectParams, setup: QpSetup): Promise<Connection> {
   const stack = new DisposableStack();
-  const where = `${opts.host}:${opts.port}`;
+  const where = hostPort(opts.host, opts.port);
   const { trace, cancel } = opts;
   try {
     let dst: Uint8Array;
@@ -301,7 +302,7 @@ export async function connect(opts: ConnectOptions, setup: QpSetup): Promise<Con
       const ev = await channel.next(opts.timeoutMs, `${what} from ${where}`, cancel, mine);
       trace.add("cm_event", ev.name, ev.status ? { status: ev.status } : undefined);
       if (ev.type !== expect) {
-        throw connectError(ev, where, privateText(ev.privateData));
+        throw cmEventError(ev, where, privateText(ev.privateData));
       }
       return ev;
     };

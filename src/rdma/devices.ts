@@ -2,6 +2,7 @@
  * RDMA device discovery through libibverbs: devices, their attributes, ports and GID tables,
  * with the netdev each GID belongs to and that netdev's MTU beside the RoCE MTU.
  */
+import { softRoceCommand } from "./soft_roce.ts";
 import { EACCES, ENOENT, ENOSYS, EPERM } from "../errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
@@ -55,7 +56,7 @@ function withDeviceList<T>(fn: (devices: Deno.PointerObject[]) => T): T {
         // missing on this kernel (both seen): either way no RDMA stack is loaded.
         hint: e === ENOSYS || e === ENOENT
           ? "The kernel has no RDMA support loaded. Load ib_uverbs and your NIC's driver " +
-            "(or add a Soft-RoCE device: rdma link add rxe0 type rxe netdev IFACE)."
+            `(or add a Soft-RoCE device: ${softRoceCommand()}).`
           : "Check that ib_uverbs is loaded and /dev/infiniband exists.",
       },
     );

@@ -65,21 +65,12 @@ export interface PingOptions {
   /**
    * Untimed iterations first (default 0): the runtime compiles the loop's code on its own worker
    * threads while it runs it the first times, and under emulation each compile job takes a
-   * spinning thread's CPU for milliseconds (scripts/bench_ping_sched.sh measures it).
+   * spinning thread's CPU for milliseconds (docs/benchmarks.md has the measurements).
    */
   warmup?: number;
   timeoutMs: number;
   trace: Trace;
   cancel?: Canceller;
-  /**
-   * Told each iteration's start (performance.now()), time in ms and index among the timed ones
-   * (`k`; negative for a warm-up iteration), as it is taken: for measurements of where the tail
-   * comes from (scripts/bench/ping_tail.ts). Warm-up iterations are told too, so the code that
-   * tells is the same on both sides of the warm-up.
-   */
-  onSample?: (start: number, ms: number, k: number) => void;
-  /** Told when each event-loop turn of the spinning loop began and ended (performance.now()). */
-  onTurn?: (start: number, end: number) => void;
 }
 
 /** The client's result. */
@@ -101,7 +92,7 @@ export interface PingResult {
 }
 
 /** The buffers a ping client's QP setup registers (tx: none for read). */
-export interface ClientBuffers {
+interface ClientBuffers {
   tx?: MemoryRegion;
   rx?: MemoryRegion;
 }
@@ -110,7 +101,7 @@ export interface ClientBuffers {
  * A ping client's QP setup, for `count` iterations (warm-up and timed) of `op` on `size` bytes:
  * its prepare registers the two-slot buffers into `buffers` and returns the hello.
  */
-export function clientSetup(
+function clientSetup(
   op: PingOptions["op"],
   size: number,
   count: number,
@@ -194,7 +185,6 @@ async function runClientLoop(
     cancel: o.cancel,
     when: "during the ping",
     total,
-    onTurn: o.onTurn,
   });
   const samples = new Float64Array(o.count);
   // Everything the loop touches is made here: an iteration allocates nothing (no garbage for the
@@ -269,11 +259,10 @@ async function runClientLoop(
     // A warm-up iteration runs the same code as a timed one: its time goes to slot 0, which
     // timed iteration 0 overwrites. A path first taken at the first timed iteration had the
     // runtime deoptimize this function and compile it again there: an iteration of 11-13 ms
-    // under emulation (scripts/bench_ping_jit.sh).
+    // under emulation (docs/benchmarks.md).
     const ms = performance.now() - t0;
     const k = i - warmup;
     samples[k < 0 ? 0 : k] = ms;
-    o.onSample?.(t0, ms, k);
     const bad = firstDifference(got[slot], expect);
     if (bad >= 0) {
       throw new FailureError(

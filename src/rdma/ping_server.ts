@@ -41,8 +41,6 @@ export interface ServeOptions {
   /** Stop after this many clients (0: until cancelled). */
   maxClients: number;
   note(line: string): void;
-  /** Told when each event-loop turn of an echo loop began and ended (performance.now()). */
-  onTurn?: (start: number, end: number) => void;
 }
 
 /** Serves ping and bw clients one after another until cancelled. */
@@ -115,7 +113,7 @@ function pingTurn(listener: Listener, entry: ServedClient, o: ServeOptions): Tur
  * ping hello or asks for an impossible size, else the QP and memory its operation needs, with
  * `onAccept` told what was registered.
  */
-export function answerHello(
+function answerHello(
   privateData: Uint8Array,
   entry: ServedClient,
   onAccept: (a: Accepted) => void,
@@ -185,7 +183,6 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
     cancel: o.cancel,
     when: "while serving",
     total,
-    onTurn: o.onTurn,
   });
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;

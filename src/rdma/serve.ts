@@ -32,7 +32,7 @@ export interface TurnOptions {
 }
 
 /** Client `n`'s entry before its hello is read. */
-export function servedClient(n: number): ServedClient {
+function servedClient(n: number): ServedClient {
   return { client: n, op: "?", size: 0, count: 0, verified: 0, result: "ok" };
 }
 

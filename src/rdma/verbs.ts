@@ -10,7 +10,7 @@ import { EFAULT, ENOMEM } from "../errno.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
 import { errno, libc } from "../../ffi/libc.ts";
 import { NativeCall } from "../../ffi/libffi.ts";
-import { IBV_QP_ATTR as QA_MASK, IBV_QPT_RC } from "../../ffi/enums.ts";
+import { IBV_QP_ATTR_MASK as QA_MASK, IBV_QPT_RC } from "../../ffi/enums.ts";
 import {
   IBV_COMP_CHANNEL,
   IBV_CONTEXT,

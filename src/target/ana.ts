@@ -22,7 +22,8 @@ import {
 } from "../configfs/nvmet.ts";
 import { EnvironmentError, FailureError, quote, UsageError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
-import { lockTarget, openNvmet, requireRoot } from "./env.ts";
+import { kernelTargetEnv } from "./env.ts";
+import { lockTarget } from "./lock.ts";
 import { anaStateStep } from "./plan/ana.ts";
 import type { Step } from "./plan/step.ts";
 import { type PlanResult, planResult } from "./report.ts";
@@ -156,10 +157,11 @@ export function strandedNamespaces(
 /** Moves a port's ANA groups to a state (see `nvmeof target ana --help`); returns what it did. */
 export function setAnaState(req: AnaRequest, options: TargetRunOptions): AnaResult {
   const { dryRun, note } = options;
+  const env = options.env ?? kernelTargetEnv();
   const state = parseAnaState(req.state);
-  if (!dryRun) requireRoot();
+  if (!dryRun) env.requireWriter();
   using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
-  const io = openNvmet(options.configfs, { prepare: false });
+  const io = env.open(options.configfs, { prepare: false });
   if (!io) {
     throw new EnvironmentError("nvmet is not loaded: there is no port to change.", {
       hint: "Bring the target up first: nvmeof target up -f SPEC.",

@@ -4,6 +4,7 @@
  * removed or restored, a removed directory recreated with its attributes), and the error explains
  * the kernel's refusal by its errno (the store functions of drivers/nvme/target/configfs.c).
  */
+import { softRoceCommand } from "../rdma/soft_roce.ts";
 import type { ConfigfsIo } from "../configfs/io.ts";
 import { errnoName, errnoOf, FailureError, NativeError } from "../errors.ts";
 import { ATTRIBUTE_SINCE } from "../configfs/nvmet.ts";
@@ -167,7 +168,7 @@ export function explainRefusal(s: Step, e: string): string {
       return `Port ${port}'s traddr is not an address configured on this host. Assign it to an interface (ip addr add ADDR/24 dev DEV) or fix the port's traddr.`;
     }
     if (e === "ENODEV") {
-      return `Port ${port}'s traddr is on an interface without an RDMA device. Add one (rdma link add rxe0 type rxe netdev DEV), or use trtype tcp.`;
+      return `Port ${port}'s traddr is on an interface without an RDMA device. Add one (${softRoceCommand()}), or use trtype tcp.`;
     }
     if (e === "EADDRINUSE") {
       return `Another listener already uses port ${port}'s address and service id. Choose another trsvcid.`;

@@ -11,10 +11,11 @@
  * A queue does not say which subsystem it serves, so removing a port, a subsystem linked to a
  * port, or such a link is refused while the port has connected hosts.
  */
-import { hostPaths } from "../paths.ts";
+import { hostPaths } from "../host_paths.ts";
 import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
+import { portServes } from "../configfs/port_match.ts";
 import { listDir, readText } from "../host/kfs.ts";
-import { canonicalIp, isAnyAddress, type SocketAddress } from "../net/address.ts";
+import { hostPort, type SocketAddress } from "../net/address.ts";
 import { establishedTcp } from "../net/proc_tcp.ts";
 import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";
 import { FailureError } from "../errors.ts";
@@ -43,17 +44,14 @@ export interface KernelSourceOptions {
   proc: string;
   /** sysfs root (`kernel/debug/nvmet`, `class/nvme`), default `/sys` (NVMEOF_SYSFS). */
   sysfs: string;
-  /** Ask the running kernel's RDMA netlink for CM ids (false with a stand-in configfs). */
-  rdma: boolean;
 }
 
 /** The roots of the running host, with NVMEOF_PROC/NVMEOF_SYSFS applied. */
 export function kernelSourceOptions(
-  standin: boolean,
   env: (name: string) => string | undefined = Deno.env.get,
 ): KernelSourceOptions {
   const { proc, sysfs } = hostPaths(env);
-  return { proc, sysfs, rdma: !standin };
+  return { proc, sysfs };
 }
 
 function list(dir: string): string[] {
@@ -89,10 +87,10 @@ export function subsystemHosts(subnqn: string, sysfs = hostPaths().sysfs): strin
   return [...hosts];
 }
 
-/** The sources of the running kernel. */
+/** The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. */
 export function kernelSources(o: KernelSourceOptions): PeerSources {
   return {
-    cmIds: () => o.rdma ? readCmIds() : [],
+    cmIds: () => readCmIds(),
     tcp: () => establishedTcp(o.proc),
     hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs),
   };
@@ -117,14 +115,6 @@ export interface PortPeers {
   subsystems: string[];
   /** Peer addresses, sorted, each once. */
   hosts: string[];
-}
-
-/** Whether a connection's local end is the port's listening address (a wildcard takes any). */
-export function portServes(port: LivePort, c: PeerConnection): boolean {
-  if (port.attr.addr_trtype !== c.trtype) return false;
-  if (Number(port.attr.addr_trsvcid) !== c.local.port) return false;
-  const traddr = canonicalIp(port.attr.addr_traddr ?? "");
-  return traddr !== undefined && (isAnyAddress(traddr) || traddr === c.local.address);
 }
 
 /** Per port with peers: the peer addresses whose connection ends at the port. */
@@ -227,8 +217,7 @@ export function busyMessage(r: BusyReport, doer = "this"): string {
       const serving = p.subsystems.length
         ? `, serving ${p.subsystems.map((s) => `'${s}'`).join(", ")}`
         : "";
-      const host = p.traddr.includes(":") ? `[${p.traddr}]` : p.traddr;
-      return `to port ${p.port} (${p.trtype} ${host}:${p.trsvcid}${serving}): ${
+      return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
         p.hosts.join(", ")
       }`;
     }),

@@ -1,63 +1,18 @@
 /**
- * What the target side needs from the host before it touches configfs: configfs mounted, the
- * nvmet module (and the transport's) loaded, and one writer at a time (a lock).
+ * What the target's runs need from the host: who may change nvmet, how its tree is opened
+ * (configfs mounted and modules loaded first when the run changes it), and where the hosts
+ * connected to it are read. The product runs on the kernel's (kernelTargetEnv); the cli tier's
+ * entry point passes a stand-in of its own through main.
  */
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
+import { ensureConfigfsMounted } from "../configfs/mount.ts";
 import { fileKind } from "../configfs/native.ts";
 import { EnvironmentError } from "../errors.ts";
-import { hostPaths } from "../paths.ts";
-import { isConfigfsMounted, modprobe, runTool as run } from "../host/kernel.ts";
+import { hostPaths } from "../host_paths.ts";
+import { kernelSourceOptions, kernelSources, type PeerSources } from "./connected.ts";
+import { isRoot, loadNvmet, loadTransportModules } from "./modules.ts";
 
-/** The kernel module that serves each transport type. */
-export const TRANSPORT_MODULES: Record<string, string> = {
-  rdma: "nvmet-rdma",
-  tcp: "nvmet-tcp",
-  loop: "nvme-loop",
-};
-
-function exists(path: string): boolean {
-  return fileKind(path, { follow: true }) !== undefined;
-}
-
-function isRoot(): boolean {
-  return Deno.uid() === 0;
-}
-
-/**
- * Where the target room finds nvmet when it is not the kernel's: the seam through which the cli
- * tier's entry point (tests/standin/main.ts) puts a plain directory in place of configfs. The
- * product never sets it, and nothing outside the process (no variable, no flag) can.
- */
-export interface NvmetStandin {
-  /** Opens the tree at `root` (`<configfs>/nvmet`); undefined when it is absent and not to be made. */
-  open(root: string, options: { prepare: boolean }): ConfigfsIo | undefined;
-}
-
-let standin: NvmetStandin | undefined;
-
-/**
- * Puts `s` in place of the kernel's configfs for the rest of the process: no root needed, no module
- * loaded, and connected hosts are looked for only in the files under NVMEOF_SYSFS/NVMEOF_PROC (not
- * through the running kernel's RDMA netlink). For test entry points only.
- */
-export function useNvmetStandin(s: NvmetStandin): void {
-  standin = s;
-}
-
-/** Whether a stand-in replaces the kernel's configfs (see useNvmetStandin). */
-export function standinMode(): boolean {
-  return standin !== undefined;
-}
-
-/** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root, or the stand-in). */
-export function requireRoot(): void {
-  if (standinMode() || isRoot()) return;
-  throw new EnvironmentError("Changing nvmet configfs needs root.", {
-    hint: "Run it as root (sudo nvmeof target …); --dry-run shows the plan without root.",
-  });
-}
-
-/** Options of openNvmet. */
+/** Options of TargetEnv.open. */
 export interface OpenOptions {
   /** Load modules and mount configfs when missing (up); otherwise only look. */
   prepare: boolean;
@@ -66,16 +21,36 @@ export interface OpenOptions {
   note?: (line: string) => void;
 }
 
+/** The host a target run reads and changes. */
+export interface TargetEnv {
+  /** Throws EnvironmentError (exit 3) unless this process may change nvmet. */
+  requireWriter(): void;
+  /**
+   * Opens the nvmet tree below `configfs`. With `prepare`, makes it ready first (throws
+   * EnvironmentError when it cannot); without, undefined when nvmet is not there.
+   */
+  open(configfs: string, options: OpenOptions): ConfigfsIo | undefined;
+  /** Where the hosts connected to the target are read. */
+  peers(): PeerSources;
+}
+
+/** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root). */
+export function requireRoot(): void {
+  if (isRoot()) return;
+  throw new EnvironmentError("Changing nvmet configfs needs root.", {
+    hint: "Run it as root (sudo nvmeof target …); --dry-run shows the plan without root.",
+  });
+}
+
 /**
- * Opens the nvmet tree below `configfs`. With `prepare`, mounts configfs and loads nvmet and the
- * transports' modules when missing; throws EnvironmentError (exit 3) when it cannot. Without it,
- * returns undefined when nvmet is not there (nothing is configured).
+ * Opens the kernel's nvmet tree below `configfs`. With `prepare`, mounts configfs and loads nvmet
+ * and the transports' modules when missing; throws EnvironmentError (exit 3) when it cannot.
+ * Without it, returns undefined when nvmet is not there (nothing is configured).
  */
 export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | undefined {
   const root = `${configfs}/nvmet`;
-  if (standin) return standin.open(root, options);
   if (options.prepare) requireRoot();
-  if (!exists(root)) {
+  if (fileKind(root, { follow: true }) === undefined) {
     if (!options.prepare) return undefined;
     if (!isRoot()) {
       throw new EnvironmentError(
@@ -85,230 +60,23 @@ export function openNvmet(configfs: string, options: OpenOptions): ConfigfsIo | 
         },
       );
     }
-    if (!isConfigfsMounted(configfs, hostPaths().proc)) {
-      if (!exists(configfs)) {
-        throw new EnvironmentError(`Configfs mount point '${configfs}' does not exist.`, {
-          hint: "Use --configfs DIR to name where configfs is mounted.",
-        });
-      }
-      const m = run("mount", ["-t", "configfs", "none", configfs]);
-      if (!m.ok) {
-        throw new EnvironmentError(
-          `Cannot mount configfs on '${configfs}': ${m.stderr || "mount failed"}.`,
-          {
-            hint:
-              "Check that the kernel has CONFIG_CONFIGFS_FS, then: mount -t configfs none /sys/kernel/config.",
-          },
-        );
-      }
-      options.note?.(`Mounted configfs on ${configfs}.`);
-    }
-    if (!exists(root)) {
-      const m = modprobe("nvmet");
-      if (!m.ok || !exists(root)) {
-        throw new EnvironmentError(
-          `Cannot load the nvmet module: ${m.stderr || `'${root}' did not appear`}.`,
-          {
-            hint:
-              "Install the kernel's extra modules (linux-modules-extra-$(uname -r) or similar) and retry.",
-          },
-        );
-      }
-      options.note?.("Loaded module nvmet.");
-    }
+    ensureConfigfsMounted(configfs, { proc: hostPaths().proc, note: options.note });
+    loadNvmet(root, options.note);
   }
   if (options.prepare) {
-    const { sysfs } = hostPaths();
-    for (const t of new Set(options.transports ?? [])) {
-      const mod = TRANSPORT_MODULES[t];
-      if (!mod || exists(`${sysfs}/module/${mod.replaceAll("-", "_")}`)) continue;
-      if (!isRoot()) {
-        throw new EnvironmentError(
-          `Module ${mod} (for ${t} ports) is not loaded and loading it needs root.`,
-          {
-            hint: `Run as root, or load it first: modprobe ${mod}.`,
-          },
-        );
-      }
-      const m = modprobe(mod);
-      if (!m.ok) {
-        throw new EnvironmentError(
-          `Cannot load module ${mod} for ${t} ports: ${m.stderr || "modprobe failed"}.`,
-          {
-            hint: `Check that the kernel has it (modinfo ${mod}).`,
-          },
-        );
-      }
-      options.note?.(`Loaded module ${mod}.`);
-    }
+    loadTransportModules(options.transports ?? [], {
+      sysfs: hostPaths().sysfs,
+      note: options.note,
+    });
   }
   return new KernelConfigfs(root);
 }
 
-/** An exclusive lock held while a run reads and changes one nvmet tree. */
-export interface TargetLock extends Disposable {
-  readonly path: string;
-}
-
-/** Where the locks live: made by root, mode 0700, so no other user can create or hold one. */
-export const DEFAULT_LOCK_DIR = "/run/nvmeof";
-/** How long a run waits for another run's lock before it gives up (NVMEOF_LOCK_TIMEOUT, s). */
-export const DEFAULT_LOCK_TIMEOUT_S = 30;
-/** How often a waiting run tries the lock again. */
-const LOCK_POLL_MS = 100;
-
-/** Options of lockTarget. */
-export interface LockOptions {
-  /** Shown while waiting. */
-  note?: (line: string) => void;
-  /** Give up after this long (default: NVMEOF_LOCK_TIMEOUT seconds, else 30 s). */
-  timeoutMs?: number;
-}
-
-/**
- * The tree a `--configfs` spelling names, so that `T`, `T/`, `T//` and `T/./` take one lock: its
- * real path when it exists, else the path with `.`, `..` and repeated slashes resolved.
- */
-export function canonicalTree(configfs: string): string {
-  try {
-    return Deno.realPathSync(configfs);
-  } catch {
-    const abs = configfs.startsWith("/") ? configfs : `${Deno.cwd()}/${configfs}`;
-    const parts: string[] = [];
-    for (const seg of abs.split("/")) {
-      if (seg === "" || seg === ".") continue;
-      if (seg === "..") parts.pop();
-      else parts.push(seg);
-    }
-    return "/" + parts.join("/");
-  }
-}
-
-function lockTimeoutMs(): number {
-  const text = Deno.env.get("NVMEOF_LOCK_TIMEOUT");
-  if (text === undefined || text === "") return DEFAULT_LOCK_TIMEOUT_S * 1000;
-  const s = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(s)) {
-    throw new EnvironmentError(`NVMEOF_LOCK_TIMEOUT '${text}' is not a number of seconds.`, {
-      hint: `Set it to the seconds to wait for another run (default ${DEFAULT_LOCK_TIMEOUT_S}).`,
-    });
-  }
-  return s * 1000;
-}
-
-/**
- * The lock directory, made when missing (mode 0700) and refused unless it is a real directory
- * owned by this user (root) that no group or other user can write: otherwise anyone could
- * create the lock file first and block every run.
- */
-function lockDir(): string {
-  const dir = Deno.env.get("NVMEOF_LOCK_DIR") || DEFAULT_LOCK_DIR;
-  try {
-    Deno.mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if (!(err instanceof Deno.errors.AlreadyExists)) {
-      throw new EnvironmentError(
-        `Cannot create the lock directory '${dir}': ${(err as Error).message}.`,
-        { cause: err, hint: "Run as root (or point NVMEOF_LOCK_DIR at a directory of yours)." },
-      );
-    }
-  }
-  const st = Deno.lstatSync(dir);
-  const uid = Deno.uid();
-  const why = !st.isDirectory
-    ? "it is not a directory (a symlink?)"
-    : st.uid !== uid
-    ? `it belongs to uid ${st.uid}, not ${uid}`
-    : st.mode !== null && (st.mode & 0o022) !== 0
-    ? `group or others may write to it (mode ${(st.mode & 0o777).toString(8)})`
-    : undefined;
-  if (why) {
-    throw new EnvironmentError(
-      `Refusing the lock directory '${dir}': ${why}, so another user could block or take the lock.`,
-      { hint: `Remove it (nvmeof makes it again, mode 0700): rm -r '${dir}'.` },
-    );
-  }
-  return dir;
-}
-
-/** The holder's line in the lock file: "pid 1234: nvmeof target up -f t.yaml". */
-function holderLine(): string {
-  const cmd = ["nvmeof", ...Deno.args].join(" ");
-  return `pid ${Deno.pid}: ${cmd.length > 200 ? cmd.slice(0, 200) + "…" : cmd}\n`;
-}
-
-function sleepMs(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/**
- * Takes the lock for the nvmet tree below `configfs` (named by its canonical path), waiting
- * while another `nvmeof target` run holds it: with a note, and at most the timeout, after which it
- * fails naming the holder. The lock is a file in /run/nvmeof (NVMEOF_LOCK_DIR), which only root
- * can write; it holds the holder's pid and command line.
- */
-export function lockTarget(configfs: string, options: LockOptions = {}): TargetLock {
-  const dir = lockDir();
-  const tree = canonicalTree(configfs);
-  let h = 0;
-  for (const c of tree) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-  const path = tree === "/sys/kernel/config"
-    ? `${dir}/target.lock`
-    : `${dir}/target-${h.toString(16)}.lock`;
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { create: true, read: true, write: true, mode: 0o600 });
-  } catch (err) {
-    throw new EnvironmentError(`Cannot open the lock file '${path}': ${(err as Error).message}.`, {
-      cause: err,
-      hint: "Run as root, or set NVMEOF_LOCK_DIR to a directory of yours.",
-    });
-  }
-  if (!file.tryLockSync(true)) {
-    const timeout = options.timeoutMs ?? lockTimeoutMs();
-    const holder = () => {
-      try {
-        return Deno.readTextFileSync(path).trim() || "pid unknown";
-      } catch {
-        return "pid unknown";
-      }
-    };
-    options.note?.(
-      `Waiting up to ${timeout / 1000} s for another 'nvmeof target' run on '${tree}' ` +
-        `(${holder()}) to finish…`,
-    );
-    const deadline = Date.now() + timeout;
-    let locked = false;
-    while (!locked && Date.now() < deadline) {
-      sleepMs(Math.min(LOCK_POLL_MS, Math.max(1, deadline - Date.now())));
-      locked = file.tryLockSync(true);
-    }
-    if (!locked) {
-      const who = holder();
-      file.close();
-      throw new EnvironmentError(
-        `Another 'nvmeof target' run (${who}) still holds the lock of '${tree}' after ${
-          timeout / 1000
-        } s; nothing was changed.`,
-        {
-          hint: `Let it finish and retry, or stop it if it hangs${
-            /^pid (\d+)/.test(who) ? ` (kill ${/^pid (\d+)/.exec(who)![1]})` : ""
-          }. NVMEOF_LOCK_TIMEOUT sets the wait in seconds.`,
-        },
-      );
-    }
-  }
-  file.truncateSync(0);
-  file.writeSync(new TextEncoder().encode(holderLine()));
+/** The running kernel's: root to change, configfs and modules, connections from the kernel. */
+export function kernelTargetEnv(): TargetEnv {
   return {
-    path,
-    [Symbol.dispose]() {
-      try {
-        file.truncateSync(0);
-        file.unlockSync();
-      } finally {
-        file.close();
-      }
-    },
+    requireWriter: requireRoot,
+    open: openNvmet,
+    peers: () => kernelSources(kernelSourceOptions()),
   };
 }

@@ -7,8 +7,9 @@ import type { ConfigfsIo } from "../configfs/io.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
-import { kernelSourceOptions, kernelSources, refuseWhileConnected } from "./connected.ts";
-import { lockTarget, openNvmet, requireRoot, standinMode } from "./env.ts";
+import { refuseWhileConnected } from "./connected.ts";
+import { kernelTargetEnv, type TargetEnv } from "./env.ts";
+import { lockTarget } from "./lock.ts";
 import { type OneLineInput, oneLineSpec } from "./one_line.ts";
 import { checkPruneByEmptySpec, describeStep, planDown, planUp } from "./plan.ts";
 import { type PlanResult, planResult, specCounts, specWarnings } from "./report.ts";
@@ -33,6 +34,8 @@ export interface TargetRunOptions {
   force: boolean;
   /** Progress and warnings, to stderr. */
   note: (line: string) => void;
+  /** The host nvmet lives on (default: the running kernel's). */
+  env?: TargetEnv;
 }
 
 /** What `target up` applies: a spec file, or the one-line form. */
@@ -66,19 +69,20 @@ function refuseAuthWithoutSupport(spec: TargetSpec, live: LiveTree): void {
 /** Makes nvmet match the spec (see `nvmeof target up --help`); returns what it did. */
 export async function targetUp(req: UpRequest, options: TargetRunOptions): Promise<PlanResult> {
   const { dryRun, note } = options;
+  const env = options.env ?? kernelTargetEnv();
   const file = req.file ?? defaultSpecFile();
   // File specs are validated before anything else happens (no module load, no lock).
   const fromFile = req.oneLine ? undefined : await loadSpecFile(file);
-  if (!dryRun) requireRoot();
+  if (!dryRun) env.requireWriter();
   using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
-  const peek = openNvmet(options.configfs, { prepare: false });
+  const peek = env.open(options.configfs, { prepare: false });
   // The one-line form reads the tree to reuse a live port; a dry run reads nothing else.
   const peekLive = fromFile ? undefined : readLive(peek);
   const spec = fromFile ?? oneLineSpec(req.oneLine!, peekLive!);
   const warnings = specWarnings(spec);
   for (const w of warnings) note(w);
   const transports = spec.ports.map((p) => p.trtype);
-  const io = dryRun ? peek : openNvmet(options.configfs, { prepare: true, transports, note });
+  const io = dryRun ? peek : env.open(options.configfs, { prepare: true, transports, note });
   const live = dryRun && peekLive ? peekLive : readLive(io);
   refuseAuthWithoutSupport(spec, live);
   if (req.prune) {
@@ -92,8 +96,7 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
   if (!options.force && !dryRun) {
-    const sources = kernelSources(kernelSourceOptions(standinMode()));
-    refuseWhileConnected(live, steps, { sources, doer: "--prune", note });
+    refuseWhileConnected(live, steps, { sources: env.peers(), doer: "--prune", note });
   }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, { onStep: req.verbose ? (s) => note(describeStep(s)) : undefined });
@@ -111,24 +114,25 @@ export interface DownRequest {
 /** Removes the selected objects from nvmet (see `nvmeof target down --help`). */
 export async function targetDown(req: DownRequest, options: TargetRunOptions): Promise<PlanResult> {
   const { dryRun, note } = options;
+  const env = options.env ?? kernelTargetEnv();
   const spec = req.all
     ? undefined
     : await loadSpecFile(req.file ?? defaultSpecFile(), { checkFiles: false });
-  if (!dryRun) requireRoot();
+  if (!dryRun) env.requireWriter();
   using _lock = dryRun ? undefined : lockTarget(options.configfs, { note });
-  const io = openNvmet(options.configfs, { prepare: false });
+  const io = env.open(options.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all: req.all, spec });
-  if (!options.force && !dryRun) {
-    const sources = kernelSources(kernelSourceOptions(standinMode()));
-    refuseWhileConnected(live, steps, { sources, note });
-  }
+  if (!options.force && !dryRun) refuseWhileConnected(live, steps, { sources: env.peers(), note });
   if (!dryRun && steps.length) applyPlan(io!, steps);
   return planResult(steps, { dryRun });
 }
 
 /** The live nvmet tree below `configfs` (empty when nvmet is not loaded), and whether it exists. */
-export function readTarget(configfs: string): { live: LiveTree; loaded: boolean } {
-  const io = openNvmet(configfs, { prepare: false });
+export function readTarget(
+  configfs: string,
+  env: TargetEnv = kernelTargetEnv(),
+): { live: LiveTree; loaded: boolean } {
+  const io = env.open(configfs, { prepare: false });
   return { live: readLive(io), loaded: io !== undefined };
 }

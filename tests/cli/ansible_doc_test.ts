@@ -2,7 +2,7 @@
  * The Ansible collection (integrations/ansible) as ansible-test sanity would see it: every module
  * and module_utils file compiles under this machine's Python 3, and `ansible-doc` renders every
  * module's DOCUMENTATION, EXAMPLES and RETURN (ansible-core 2.14, Debian 12's, installed by
- * `scripts/lab setup`).
+ * `scripts/lab/lab setup`).
  */
 import assert from "node:assert/strict";
 import { ROOT, tempDir } from "../helpers.ts";
@@ -48,12 +48,14 @@ Deno.test("ansible: every module and module_utils file compiles (python3 -m py_c
 // (CI=true, after the lab demo installed them) it runs, and a missing ansible-doc fails it.
 const skipAnsibleDoc = !which("ansible-doc") && Deno.env.get("CI") !== "true";
 if (skipAnsibleDoc) {
-  console.warn("ansible-doc is missing: the ansible-doc test is skipped (run scripts/lab setup)");
+  console.warn(
+    "ansible-doc is missing: the ansible-doc test is skipped (run scripts/lab/lab setup)",
+  );
 }
 
 Deno.test({
   name: "ansible: ansible-doc renders each module with options, examples and return values" +
-    (skipAnsibleDoc ? " (skipped: no ansible-doc; run scripts/lab setup)" : ""),
+    (skipAnsibleDoc ? " (skipped: no ansible-doc; run scripts/lab/lab setup)" : ""),
   ignore: skipAnsibleDoc,
   async fn() {
     for (const m of MODULES) {

@@ -1,5 +1,5 @@
 /**
- * The JSON contract (README "JSON contract"): nvmeof's own results carry `"nvmeof_json": 1` first
+ * The JSON contract (docs/json.md): nvmeof's own results carry `"nvmeof_json": 1` first
  * and the documented keys with their types; nvme-cli's shapes carry nothing of ours. The Ansible
  * modules (integrations/ansible) read exactly these keys.
  */

@@ -126,8 +126,9 @@ Deno.test("a command's --help, or a run, loads that command's module only", asyn
  */
 const HELP_MAY_LOAD = new Set([
   "src/fabrics/connect_table.ts", // the connect-option table: every fabrics flag derives from it
+  "src/fabrics/connect_options.ts", // the transports and the default port and ctrl_loss_tmo
   "src/fabrics/nqn.ts", // the discovery NQN (probe's default)
-  "src/paths.ts", // the host's roots: the default spec file is in NVMEOF_ETC
+  "src/host_paths.ts", // the host's roots: the default spec file is in NVMEOF_ETC
   "src/target/spec_file.ts", // the default spec file (-f)
   "src/nvme/bench_options.ts", // bench's --rw modes and --poll-ms default
   "src/persist/units.ts", // the boot units' names and --retry-for default

@@ -311,6 +311,15 @@ Deno.test("target down --all removes everything in order and leaves nvmet empty"
   assert.match(again.stdout, /^Nothing to remove/);
 });
 
+/** Brings up SUB1 (any host, one namespace) on port 1 at 10.77.0.1:4420 over TRTYPE. */
+async function upOnePort(l: Lab, trtype: "tcp" | "rdma"): Promise<void> {
+  const spec = `${l.dir}/${trtype}.yaml`;
+  const sub = { nqn: SUB1, allow_any_host: true, namespaces: [{ nsid: 1, device: l.dev[0] }] };
+  const port = { id: 1, trtype, traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] };
+  Deno.writeTextFileSync(spec, stringify({ subsystems: [sub], ports: [port] }));
+  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+}
+
 /** A stand-in /proc/net/tcp: nvmet-tcp on 10.77.0.1:4420 (0x1144) listening, and 10.77.0.2 connected. */
 const PROC_NET_TCP =
   `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -320,19 +329,7 @@ const PROC_NET_TCP =
 
 Deno.test("target down refuses while a remote host is connected to a tcp port, naming host and port; --force removes", async () => {
   await using l = await lab();
-  const spec = `${l.dir}/tcp.yaml`;
-  Deno.writeTextFileSync(
-    spec,
-    stringify({
-      subsystems: [{
-        nqn: SUB1,
-        allow_any_host: true,
-        namespaces: [{ nsid: 1, device: l.dev[0] }],
-      }],
-      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] }],
-    }),
-  );
-  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+  await upOnePort(l, "tcp");
   const proc = `${l.dir}/proc`;
   Deno.mkdirSync(`${proc}/net`, { recursive: true });
   Deno.writeTextFileSync(`${proc}/net/tcp`, PROC_NET_TCP);
@@ -383,21 +380,41 @@ Deno.test("target up --prune refuses to drop a tcp port a remote host is connect
   assert.deepEqual(l.tree(), before);
 });
 
+Deno.test("target down refuses while a remote host is connected to an rdma port, read from the CM ids", async () => {
+  await using l = await lab();
+  await upOnePort(l, "rdma");
+  // nvmet-rdma's queue of a host at 10.77.0.2, as the RDMA netlink lists it.
+  const cmIds = `${l.dir}/cm_ids.json`;
+  const queue = {
+    device: "rxe0",
+    port: 1,
+    state: "CONNECT",
+    ps: 0x106,
+    kernName: "nvmet_rdma",
+    src: { address: "10.77.0.1", port: 4420 },
+    dst: { address: "10.77.0.2", port: 51234 },
+  };
+  Deno.writeTextFileSync(cmIds, JSON.stringify([queue]));
+  const before = l.tree();
+  const r = await l.run(["target", "down", "--all"], { NVMEOF_STANDIN_CM_IDS: cmIds });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `to port 1 \\(rdma 10\\.77\\.0\\.1:4420, serving '${SUB1}'\\): 10\\.77\\.0\\.2; nothing was changed`,
+    ),
+  );
+  assert.deepEqual(l.tree(), before);
+  // A listener only (no CONNECT id): nothing is in use, the port goes.
+  Deno.writeTextFileSync(cmIds, JSON.stringify([{ ...queue, state: "LISTEN", dst: undefined }]));
+  const free = await l.run(["target", "down", "--all"], { NVMEOF_STANDIN_CM_IDS: cmIds });
+  assert.equal(free.code, 0, free.stderr);
+  assert.deepEqual(Deno.readDirSync(`${l.configfs}/nvmet/ports`).toArray(), []);
+});
+
 Deno.test("target down goes ahead once the remote host's connection is gone", async () => {
   await using l = await lab();
-  const spec = `${l.dir}/tcp.yaml`;
-  Deno.writeTextFileSync(
-    spec,
-    stringify({
-      subsystems: [{
-        nqn: SUB1,
-        allow_any_host: true,
-        namespaces: [{ nsid: 1, device: l.dev[0] }],
-      }],
-      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: [SUB1] }],
-    }),
-  );
-  assert.equal((await l.run(["target", "up", "-f", spec])).code, 0);
+  await upOnePort(l, "tcp");
   const proc = `${l.dir}/proc`;
   Deno.mkdirSync(`${proc}/net`, { recursive: true });
   // Only the listener is left (state 0A).

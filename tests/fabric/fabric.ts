@@ -1,7 +1,7 @@
 /**
- * The fabric tier's harness: commands on the named machines of the lab fabric (`scripts/lab
+ * The fabric tier's harness: commands on the named machines of the lab fabric (`scripts/lab/lab
  * fabric`, booted once per run by `scripts/test fabric`), and the faults a test causes on the
- * wire. Every call goes through `scripts/lab fabric`, the one definition of how the host reaches
+ * wire. Every call goes through `scripts/lab/lab fabric`, the one definition of how the host reaches
  * a node.
  *
  *   target   the storage server: 10.78.0.1 (link 0), 10.78.1.1 (link 1), second disk /dev/vdb
@@ -27,7 +27,7 @@ export function addr(node: Node, link: 0 | 1 = 0): string {
 export const NVMEOF = `${ROOT}/scripts/nvmeof`;
 
 async function lab(args: string[]): Promise<RunResult> {
-  const out = await new Deno.Command(`${ROOT}/scripts/lab`, {
+  const out = await new Deno.Command(`${ROOT}/scripts/lab/lab`, {
     args,
     cwd: ROOT,
     stdin: "null",
@@ -77,7 +77,9 @@ export async function jsonOn<T = unknown>(node: Node, args: string[]): Promise<T
 
 async function labMust(args: string[]): Promise<void> {
   const r = await lab(args);
-  if (r.code !== 0) throw new Error(`scripts/lab ${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
+  if (r.code !== 0) {
+    throw new Error(`scripts/lab/lab ${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
+  }
 }
 
 /**
@@ -214,10 +216,10 @@ export async function restoreLinks(node: Node): Promise<Error | undefined> {
   if (found.length === 0) return undefined;
   const state = await linkState(node);
   const flush = "for l in 0 1; do ip neigh flush dev fab$l; done";
-  // bench_ha.sh's own off switch for its faults (netem and ingress qdiscs on either link).
+  // guest_faults.sh's own off switch for its faults (netem and ingress qdiscs on either link).
   await on(
     node,
-    `for l in 0 1; do scripts/bench_ha.sh guest blackhole $l off; done >/dev/null 2>&1; ${flush}`,
+    `for l in 0 1; do tests/fabric/guest_faults.sh blackhole $l off; done >/dev/null 2>&1; ${flush}`,
   );
   await on("target", flush);
   let left = await linkProblems(node);

@@ -148,7 +148,7 @@ Deno.test("fabric: a blackhole keeps the carrier but drops every packet; a firew
 
 Deno.test("fabric: a blackhole a test left behind is found, named and put back by restoreLinks", async () => {
   assert.deepEqual(await linkProblems("host1"), []);
-  await must("host1", "scripts/bench_ha.sh guest blackhole 0 on");
+  await must("host1", "tests/fabric/guest_faults.sh blackhole 0 on");
   let err: Error | undefined;
   try {
     assert.deepEqual(await linkProblems("host1"), [

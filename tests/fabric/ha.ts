@@ -1,19 +1,19 @@
 /**
  * The failover harness the HA tests share: verified random writes (fio, direct, QD 16) on host1's
  * multipath head while a fault hits one path, and the figures of the run. The fio run, the path
- * poller and the figures are scripts/bench_ha.sh's guest helpers, the same code the benchmark
- * measures with.
+ * poller and the figures are guest_faults.sh's helpers, the same code the benchmark
+ * (scripts/bench/ha.sh) measures with.
  */
 import assert from "node:assert/strict";
 import { haProfile } from "../../src/fabrics/connect_table.ts";
 import { jsonOn, keepingLinks, must, on } from "./fabric.ts";
 
-/** scripts/bench_ha.sh's guest helpers. */
-export const BENCH = "scripts/bench_ha.sh guest";
-/** The subsystem bench_ha.sh's helpers know (their g_ctrls, g_host_disconnect). */
+/** The guest helpers for faults and figures (tests/fabric/guest_faults.sh FUNCTION ARGS…). */
+export const FAULTS = "tests/fabric/guest_faults.sh";
+/** The subsystem guest_faults.sh knows (their g_ctrls, g_host_disconnect). */
 export const HA_NQN = "nqn.2024-01.io.nvmeof.ha:bench";
 
-/** The figures of one run (bench_ha.sh's g_report). */
+/** The figures of one run (guest_faults.sh's g_report). */
 export interface Report {
   errors: number | string;
   writes: number;
@@ -40,16 +40,16 @@ export interface Rig {
   ioTimeoutMs?: number;
 }
 
-/** bench_ha.sh's target (two rdma ports) and host1 connected by `nvmeof connect -a A -a B`. */
-export const BENCH_RIG: Rig = {
+/** guest_faults.sh's target (two rdma ports) and host1 connected by `nvmeof connect -a A -a B`. */
+export const FAULTS_RIG: Rig = {
   ioTimeoutMs: haProfile().ioTimeout! * 1000,
   async up() {
-    await must("target", `${BENCH} target_up`);
-    return (await must("host1", `${BENCH} host_connect nvmeof numa`)).trim();
+    await must("target", `${FAULTS} target_up`);
+    return (await must("host1", `${FAULTS} host_connect nvmeof numa`)).trim();
   },
   async down() {
-    await on("host1", `${BENCH} host_disconnect`);
-    await on("target", `${BENCH} target_down`);
+    await on("host1", `${FAULTS} host_disconnect`);
+    await on("target", `${FAULTS} target_down`);
   },
 };
 
@@ -86,14 +86,14 @@ async function runFailover(
     // Both paths live before the fault.
     const before = await must(
       "host1",
-      `${BENCH} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/state)"; done`,
+      `${FAULTS} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/state)"; done`,
     );
     assert.deepEqual(before.trim().split("\n").sort(), ["10.78.0.1 live", "10.78.1.1 live"]);
     if (rig.ioTimeoutMs !== undefined) {
       // The I/O timeout connect set on each path's namespace queue, as the kernel reads it back.
       const t = await must(
         "host1",
-        `${BENCH} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/nvme*c*n1/queue/io_timeout)"; done`,
+        `${FAULTS} ctrls | while read n a; do echo "$a $(cat /sys/class/nvme/$n/nvme*c*n1/queue/io_timeout)"; done`,
       );
       const want = [`10.78.0.1 ${rig.ioTimeoutMs}`, `10.78.1.1 ${rig.ioTimeoutMs}`];
       assert.deepEqual(t.trim().split("\n").sort(), want);
@@ -102,14 +102,14 @@ async function runFailover(
       assert.deepEqual(listed.sort(), want, "list --paths -o json's io_timeout per path");
     }
     const work = `/tmp/ha_test/${tag}`;
-    await must("host1", `rm -rf ${work}; ${BENCH} io_start ${dev} ${work} 400`);
+    await must("host1", `rm -rf ${work}; ${FAULTS} io_start ${dev} ${work} 400`);
     await new Promise((r) => setTimeout(r, 8000));
-    const link = Number((await must("host1", `${BENCH} busy_link ${work}`)).trim()) as 0 | 1;
+    const link = Number((await must("host1", `${FAULTS} busy_link ${work}`)).trim()) as 0 | 1;
     const addr = `10.78.${link}.1`;
     const [cutAt, backAt] = await fault(link);
-    await must("host1", `${BENCH} io_finish ${work} ${addr} 90`, { timeout: 600 });
+    await must("host1", `${FAULTS} io_finish ${work} ${addr} 90`, { timeout: 600 });
     const r = JSON.parse(
-      await must("host1", `${BENCH} report ${work} ${cutAt} ${backAt} ${addr}`),
+      await must("host1", `${FAULTS} report ${work} ${cutAt} ${backAt} ${addr}`),
     ) as Report;
     console.log(`${tag}: link ${link}: ${JSON.stringify(r)}`);
     await options.after?.();
@@ -176,7 +176,7 @@ export async function listPaths(): Promise<PathState[]> {
 export async function pathIos(): Promise<Record<string, number>> {
   const out = await must(
     "host1",
-    `${BENCH} ctrls | while read n a; do set -- $(cat /sys/block/nvme*c\${n#nvme}n1/stat); echo "$a $(($1 + $5))"; done`,
+    `${FAULTS} ctrls | while read n a; do set -- $(cat /sys/block/nvme*c\${n#nvme}n1/stat); echo "$a $(($1 + $5))"; done`,
   );
   return Object.fromEntries(
     out.trim().split("\n").map((l) => l.split(" ")).map(([a, w]) => [a, Number(w)]),

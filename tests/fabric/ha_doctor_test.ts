@@ -5,12 +5,12 @@
  * unanswered ARP for the target's address on fab0, the link, and the -104 each attempt logs; once
  * the link is back the path returns and the check is ok again. `list --paths` shows the same
  * unanswered ARP entry beside the path while it is down, and nothing once it is back. The target, connect and blackhole
- * are scripts/bench_ha.sh's guest helpers, the same code the benchmark measures with.
+ * are guest_faults.sh's helpers, the same code the benchmark (scripts/bench/ha.sh) measures with.
  */
 import assert from "node:assert/strict";
 import { keepingLinks, must, nvmeofOn, on } from "./fabric.ts";
 
-const BENCH = "scripts/bench_ha.sh guest";
+const FAULTS = "tests/fabric/guest_faults.sh";
 const PATH_ADDR = "10.78.0.1";
 
 interface Check {
@@ -78,11 +78,11 @@ const ARP_UNANSWERED = `awk '$1 == "${PATH_ADDR}" { print ($3 == "0x0") ? 1 : 0 
 
 /** The test's run; keepingLinks then puts back a blackhole that outlived it, failing the test. */
 async function blackholedPath(): Promise<void> {
-  await must("target", `${BENCH} target_up`);
+  await must("target", `${FAULTS} target_up`);
   try {
-    await must("host1", `${BENCH} host_connect nvmeof numa`);
+    await must("host1", `${FAULTS} host_connect nvmeof numa`);
     await until(STATE, "live", 60);
-    await must("host1", `${BENCH} blackhole 0 on`);
+    await must("host1", `${FAULTS} blackhole 0 on`);
     try {
       await until(STATE, "connecting", 120);
       await until(ARP_UNANSWERED, "1", 120);
@@ -114,7 +114,7 @@ async function blackholedPath(): Promise<void> {
         /\n {4}ARP for 10\.78\.0\.1 unanswered on fab0: the link to the target is down or blocked/,
       );
     } finally {
-      await must("host1", `${BENCH} blackhole 0 off`);
+      await must("host1", `${FAULTS} blackhole 0 off`);
     }
     await until(STATE, "live", 120);
     const back = await pathsCheck();
@@ -123,8 +123,8 @@ async function blackholedPath(): Promise<void> {
     assert.equal(after.ctrl.neighbour, undefined);
     assert.doesNotMatch(after.text, /ARP/);
   } finally {
-    await on("host1", `${BENCH} host_disconnect`);
-    await on("target", `${BENCH} target_down`);
+    await on("host1", `${FAULTS} host_disconnect`);
+    await on("target", `${FAULTS} target_down`);
   }
 }
 

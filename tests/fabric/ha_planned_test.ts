@@ -14,8 +14,8 @@ import assert from "node:assert/strict";
 import { jsonOn, must, nvmeofOn, on, setLink } from "./fabric.ts";
 import {
   assertIoClean,
-  BENCH,
   failover,
+  FAULTS,
   HA_NQN,
   hostClock,
   iosBetween,
@@ -53,7 +53,7 @@ ports:
 async function targetUp(trtype: "rdma" | "tcp"): Promise<void> {
   await must(
     "target",
-    `${BENCH} nullb_up && mkdir -p ${SPEC.replace(/\/[^/]+$/, "")} && cat > ${SPEC} <<'EOF'\n${
+    `${FAULTS} nullb_up && mkdir -p ${SPEC.replace(/\/[^/]+$/, "")} && cat > ${SPEC} <<'EOF'\n${
       spec(trtype)
     }EOF`,
   );
@@ -63,18 +63,18 @@ async function targetUp(trtype: "rdma" | "tcp"): Promise<void> {
 
 async function targetDown(): Promise<void> {
   await nvmeofOn("target", ["target", "down", "-f", SPEC, "--force"]);
-  await on("target", `${BENCH} nullb_down`);
+  await on("target", `${FAULTS} nullb_down`);
 }
 
-/** The spec's target, host1 connected by MODE (bench_ha.sh's host_connect), numa iopolicy. */
+/** The spec's target, host1 connected by MODE (guest_faults.sh's host_connect), numa iopolicy. */
 function specRig(trtype: "rdma" | "tcp", mode: string): Rig {
   return {
     async up() {
       await targetUp(trtype);
-      return (await must("host1", `${BENCH} host_connect ${mode} numa`)).trim();
+      return (await must("host1", `${FAULTS} host_connect ${mode} numa`)).trim();
     },
     async down() {
-      await on("host1", `${BENCH} host_disconnect`);
+      await on("host1", `${FAULTS} host_disconnect`);
       await targetDown();
     },
   };

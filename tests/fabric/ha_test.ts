@@ -5,8 +5,8 @@
  * blackholed, then (d) comes back. Each run: zero fio errors and data verified, the pause bounded,
  * the cut path's states (live → connecting → live) and back within a bound.
  *
- * The fio run, the path poller and the figures are scripts/bench_ha.sh's guest helpers, the same
- * code the benchmark measures with. The kernel's defaults (keep-alive 5 s, reconnect every 10 s)
+ * The fio run, the path poller and the figures are guest_faults.sh's helpers, the same
+ * code the benchmark (scripts/bench/ha.sh) measures with. The kernel's defaults (keep-alive 5 s, reconnect every 10 s)
  * measured 10-15 s of pause and 10-20 s until the path was back; the keep-alive of 1 s alone
  * 4.4-4.8 s; the HA profile with its 2 s I/O timeout on each path 1.9-2.1 s. The pause bound sits
  * between the last two, so it fails when the I/O timeout does not act; connecting also checks that
@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import { must, setLink } from "./fabric.ts";
-import { assertIoClean, BENCH, BENCH_RIG, failover, type Report } from "./ha.ts";
+import { assertIoClean, failover, FAULTS, FAULTS_RIG, type Report } from "./ha.ts";
 
 /** Seconds each fault lasts. */
 const CUT = 15;
@@ -35,7 +35,7 @@ function assertCommon(r: Report): void {
 }
 
 Deno.test("(a) carrier loss on the busy path's link at both ends: no error, pause bounded, the path comes back", async () => {
-  const r = await failover("carrier", BENCH_RIG, async (link) => {
+  const r = await failover("carrier", FAULTS_RIG, async (link) => {
     await setLink("target", link, false, "host1");
     await setLink("host1", link, false);
     await new Promise((res) => setTimeout(res, CUT * 1000));
@@ -47,10 +47,10 @@ Deno.test("(a) carrier loss on the busy path's link at both ends: no error, paus
 });
 
 Deno.test("(b) the busy path's link blackholed (carrier up): no error, pause bounded, the path comes back", async () => {
-  const r = await failover("blackhole", BENCH_RIG, async (link) => {
-    const cut = (await must("host1", `${BENCH} blackhole ${link} on`)).trim();
+  const r = await failover("blackhole", FAULTS_RIG, async (link) => {
+    const cut = (await must("host1", `${FAULTS} blackhole ${link} on`)).trim();
     await new Promise((res) => setTimeout(res, CUT * 1000));
-    const back = (await must("host1", `${BENCH} blackhole ${link} off`)).trim();
+    const back = (await must("host1", `${FAULTS} blackhole ${link} off`)).trim();
     return [cut, back];
   });
   assertCommon(r);

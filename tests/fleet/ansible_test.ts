@@ -1,7 +1,7 @@
 /**
  * The Ansible collection (integrations/ansible, nvmeof.fabric) driving the fabric from this
  * machine over SSH, as a fleet would be driven: each node's sshd is reachable only through its
- * 127.0.0.1 port forward (scripts/lab fabric ssh-config --inventory), with this run's key.
+ * 127.0.0.1 port forward (scripts/lab/lab fabric ssh-config --inventory), with this run's key.
  *
  * One playbook (playbooks/site.yml) installs nvmeof on every node, exports the storage server's
  * second disk to the compute nodes (its port with a referral) and connects them; data written on
@@ -54,7 +54,7 @@ async function controller(dir: string) {
     `${ROOT}/integrations/ansible`,
     `${dir}/collections/ansible_collections/nvmeof/fabric`,
   );
-  const inv = await output(`${ROOT}/scripts/lab`, ["fabric", "ssh-config", "--inventory"]);
+  const inv = await output(`${ROOT}/scripts/lab/lab`, ["fabric", "ssh-config", "--inventory"]);
   assert.equal(inv.code, 0, inv.stderr);
   await Deno.writeTextFile(
     `${dir}/inventory.ini`,
@@ -142,13 +142,17 @@ function printTimings() {
 Deno.test("fabric ssh: every node's sshd is forwarded from 127.0.0.1 only, through restricted user networking", async () => {
   for (const node of NODES) {
     const port = (await Deno.readTextFile(
-      `${(await output(`${ROOT}/scripts/lab`, ["fabric", "dir"])).stdout.trim()}/${node}/ssh.port`,
+      `${
+        (await output(`${ROOT}/scripts/lab/lab`, ["fabric", "dir"])).stdout.trim()
+      }/${node}/ssh.port`,
     )).trim();
     const ss = await output("ss", ["-Htln", `sport = :${port}`]);
     const locals = ss.stdout.trim().split("\n").map((l) => l.trim().split(/\s+/)[3]);
     assert.deepEqual(locals, [`127.0.0.1:${port}`], `${node}: ${ss.stdout}`);
     const pid = (await Deno.readTextFile(
-      `${(await output(`${ROOT}/scripts/lab`, ["fabric", "dir"])).stdout.trim()}/${node}/qemu.pid`,
+      `${
+        (await output(`${ROOT}/scripts/lab/lab`, ["fabric", "dir"])).stdout.trim()
+      }/${node}/qemu.pid`,
     )).trim();
     const cmdline = (await Deno.readTextFile(`/proc/${pid}/cmdline`)).split("\0");
     const user = cmdline.filter((a) => a.startsWith("user,"));

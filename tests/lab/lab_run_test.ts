@@ -1,12 +1,12 @@
 /**
- * `scripts/lab run` from the host: the contract every e2e test and the demo rely on. Each test
+ * `scripts/lab/lab run` from the host: the contract every e2e test and the demo rely on. Each test
  * boots a guest (about 10 s under TCG).
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../helpers.ts";
 
 async function lab(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(`${ROOT}/scripts/lab`, {
+  const out = await new Deno.Command(`${ROOT}/scripts/lab/lab`, {
     args: ["run", "-q", ...args],
     stdin: "null",
     cwd: `${ROOT}/tests`,

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { ABI_TABLES } from "../../ffi/structs.ts";
 import {
   IBV_ACCESS,
-  IBV_QP_ATTR,
+  IBV_QP_ATTR_MASK,
   IBV_QPS,
   IBV_SEND,
   IBV_WC_OPCODE,
@@ -19,7 +19,7 @@ import {
   NLA_F,
   NLM_F,
   NLMSG,
-  RDMA_CM_EVENT,
+  RDMA_CM_EVENT_TYPE,
   RDMA_NL_NLDEV,
   RDMA_NLDEV_ATTR,
   RDMA_NLDEV_CMD,
@@ -29,9 +29,9 @@ import {
 /** C expressions and the value the TypeScript side uses for them. */
 function enumChecks(): [string, number][] {
   const out: [string, number][] = [];
-  for (const [k, v] of Object.entries(RDMA_CM_EVENT)) out.push([`RDMA_CM_EVENT_${k}`, v]);
+  for (const [k, v] of Object.entries(RDMA_CM_EVENT_TYPE)) out.push([`RDMA_CM_EVENT_${k}`, v]);
   for (const [k, v] of Object.entries(IBV_QPS)) out.push([`IBV_QPS_${k}`, v]);
-  for (const [k, v] of Object.entries(IBV_QP_ATTR)) out.push([`IBV_QP_${k}`, v]);
+  for (const [k, v] of Object.entries(IBV_QP_ATTR_MASK)) out.push([`IBV_QP_${k}`, v]);
   for (const [k, v] of Object.entries(IBV_ACCESS)) out.push([`IBV_ACCESS_${k}`, v]);
   for (const [k, v] of Object.entries(IBV_WR)) out.push([`IBV_WR_${k}`, v]);
   for (const [k, v] of Object.entries(IBV_SEND)) out.push([`IBV_SEND_${k}`, v]);
@@ -93,7 +93,7 @@ async function probe(): Promise<Map<string, number>> {
     } catch (err) {
       throw new Error(
         "The ABI probe needs a C compiler: 'cc' was not found. Install gcc (apt-get install gcc " +
-          "libc6-dev libibverbs-dev librdmacm-dev, or run scripts/lab setup).",
+          "libc6-dev libibverbs-dev librdmacm-dev, or run scripts/lab/lab setup).",
         { cause: err },
       );
     }

@@ -8,12 +8,12 @@ import { setQueueOptions } from "../../src/fabrics/connect.ts";
 import { haProfile, rowOf } from "../../src/fabrics/connect_table.ts";
 import {
   buildOptionString,
-  type ConnectOptions,
   namespaceQueueSettings,
   namespaceQueueText,
-} from "../../src/fabrics/options.ts";
+} from "../../src/fabrics/option_string.ts";
+import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import { controllerNamespaces } from "../../src/fabrics/sysfs.ts";
-import type { FabricsPaths } from "../../src/fabrics/paths.ts";
+import type { FabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import { FailureError } from "../../src/errors.ts";
 import { optionsFromSaved, savedFromOptions } from "../../src/persist/connections.ts";
 import { tempDir } from "../helpers.ts";

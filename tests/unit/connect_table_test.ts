@@ -17,14 +17,10 @@ import {
   rowOfToken,
 } from "../../src/fabrics/connect_table.ts";
 import { TUNING_FLAGS } from "../../src/cli/fabrics_flags.ts";
-import { isHostName, tuningFromFlags } from "../../src/fabrics/flags.ts";
-import {
-  buildOptionString,
-  checkKernelOptions,
-  checkTransportOptions,
-  type ConnectOptions,
-  redactedOptionString,
-} from "../../src/fabrics/options.ts";
+import { isHostName, tuningFromFlags } from "../../src/cli/fabrics_values.ts";
+import { buildOptionString, redactedOptionString } from "../../src/fabrics/option_string.ts";
+import { checkKernelOptions, checkTransportOptions } from "../../src/fabrics/option_checks.ts";
+import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import {
   optionsFromSaved,
   savedFromOptions,

@@ -130,7 +130,7 @@ Deno.test("route: through the RDMA netdev ok; through another fails naming it; l
   const other = routeCheck(d, "10.9.0.2", { dev: "eth0", prefsrc: "10.9.0.1" });
   assert.equal(other.status, "fail");
   assert.match(other.seen, /leaves through eth0, which has no RDMA device \(RDMA netdevs: eth1\)/);
-  assert.match(other.fix!, /rdma link add rxe0 type rxe netdev eth0/);
+  assert.match(other.fix!, /rdma link add rxe_eth0 type rxe netdev eth0/);
   assert.equal(routeCheck(d, "10.0.0.1", { type: "local", dev: "lo" }).status, "ok");
   assert.equal(routeCheck(d, "127.0.0.1", { type: "local", dev: "lo" }).status, "fail");
   assert.equal(routeCheck(d, "10.0.0.2", { error: "ip: not found" }).status, "skip");

@@ -10,7 +10,7 @@ import {
   moduleCheck,
   moduleState,
 } from "../../src/doctor/host.ts";
-import type { DoctorPaths } from "../../src/doctor/paths.ts";
+import type { DoctorPaths } from "../../src/doctor/kernel_paths.ts";
 
 async function tree(root: string, files: Record<string, string>): Promise<DoctorPaths> {
   for (const [p, text] of Object.entries(files)) {

@@ -105,3 +105,14 @@ Deno.test("a tcp port is probed at its own address when local, at loopback when 
   assert.equal(tcpProbeAddress("::", local), "::1");
   assert.equal(tcpProbeAddress("10.0.0.9", local), undefined);
 });
+
+Deno.test("an IPv6 rdma port is named [address]:port, as the tcp one is", () => {
+  const v6: LivePort = { ...PORT, attr: { ...PORT.attr, addr_traddr: "fd00::1" } };
+  const ok = classifyListening(v6, outcome({ traddr: "fd00::1" }));
+  assert.match(ok.seen, /^port 3 answers at \[fd00::1\]:4420: bound/);
+  const silent = classifyListening(
+    v6,
+    outcome({ traddr: "fd00::1", event: "REJECTED", status: 8 }),
+  );
+  assert.match(silent.seen, /does not answer at \[fd00::1\]:4420/);
+});

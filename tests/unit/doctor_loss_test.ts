@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { lossCheck, movedLossCounters, readHwCounters } from "../../src/doctor/loss.ts";
-import type { DoctorPaths } from "../../src/doctor/paths.ts";
+import type { DoctorPaths } from "../../src/doctor/kernel_paths.ts";
 import { tempDir } from "../helpers.ts";
 
 const BEFORE = {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { multipathCheck, multipathChecks } from "../../src/doctor/multipath.ts";
-import type { DoctorPaths } from "../../src/doctor/paths.ts";
+import type { DoctorPaths } from "../../src/doctor/kernel_paths.ts";
 import { tempDir } from "../helpers.ts";
 import { MP_NQN, multipathTree } from "../sysfs_standin.ts";
 

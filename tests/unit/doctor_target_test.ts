@@ -6,8 +6,10 @@ import assert from "node:assert/strict";
 import { tempDir } from "../helpers.ts";
 import type { Check } from "../../src/doctor/check.ts";
 import type { Devices } from "../../src/doctor/fabric.ts";
-import type { DoctorPaths } from "../../src/doctor/paths.ts";
-import { readNvmet, targetChecks } from "../../src/doctor/target.ts";
+import type { DoctorPaths } from "../../src/doctor/kernel_paths.ts";
+import { expectChecks, readNvmet, targetChecks } from "../../src/doctor/target.ts";
+import type { LivePort, LiveTree } from "../../src/configfs/nvmet.ts";
+import { isAnyAddress } from "../../src/net/address.ts";
 
 const SUB = "nqn.2024-01.io.example:disk1";
 const SUB2 = "nqn.2024-01.io.example:disk2";
@@ -147,6 +149,24 @@ Deno.test("target: a port address on no RDMA netdev fails (the bind cannot succe
   assert.match(s.seen, /could not determine/);
 });
 
+Deno.test("target: the Soft-RoCE fix names the netdev that holds the port's address, or placeholders", async () => {
+  await using d = await tempDir();
+  const paths = await nvmet(d.path, {
+    subsystems: [{ nqn: SUB, anyHost: true }],
+    ports: [{ id: 3, traddr: "192.168.5.5", trsvcid: "4420", links: [SUB] }],
+  });
+  const fix = (local: { name: string; address: string }[]) =>
+    byId(
+      targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420" }, true, local),
+      "target.port.3.address",
+    ).fix!;
+  const on = fix([{ name: "enp65s0f1", address: "192.168.5.5" }]);
+  assert.match(on, /rdma link add rxe_enp65s0f1 type rxe netdev enp65s0f1/);
+  const nowhere = fix([]);
+  assert.match(nowhere, /rdma link add NAME type rxe netdev IFACE/);
+  assert.doesNotMatch(on + nowhere, /rxe0/);
+});
+
 Deno.test("target: a tcp-only target is checked as tcp: nvmet-tcp, the address on any interface, no rdma asked for", async () => {
   await using d = await tempDir();
   const paths = await nvmet(d.path, {
@@ -275,4 +295,67 @@ Deno.test("target: an empty nvmet tree (loaded, nothing configured) is no target
   const required = targetChecks(paths, readNvmet(paths), DEVS, { trsvcid: "4420", nqn: SUB }, true);
   assert.equal(byId(required, "target.ports").status, "fail");
   assert.equal(byId(required, "target.expect.subsystem").status, "fail");
+});
+
+/** The doctor's port selection before it compared addresses in canonical form: as text. */
+function servedAsText(p: LivePort, traddr: string, trsvcid: string): boolean {
+  const a = p.attr.addr_traddr;
+  return p.attr.addr_trtype === "rdma" && p.attr.addr_trsvcid === trsvcid &&
+    (a === traddr || isAnyAddress(a));
+}
+
+function onePortTree(traddr: string, trsvcid = "4420", trtype = "rdma"): LiveTree {
+  return {
+    hosts: [],
+    subsystems: [{ nqn: SUB, attr: { allow_any_host: "1" }, allowed_hosts: [], namespaces: [] }],
+    ports: [{
+      name: "1",
+      id: 1,
+      attr: { addr_trtype: trtype, addr_traddr: traddr, addr_trsvcid: trsvcid },
+      subsystems: [SUB],
+    }],
+  };
+}
+
+/** Whether `doctor -a traddr -s trsvcid -n SUB` finds the port (target.expect.port is ok). */
+function doctorFindsPort(tree: LiveTree, traddr: string, trsvcid = "4420"): boolean {
+  const c = byId(expectChecks(tree, { traddr, trsvcid, nqn: SUB }), "target.expect.port");
+  return c.status === "ok";
+}
+
+Deno.test("target -a: the port the doctor picks is the one as text for ordinary addresses", () => {
+  const cases: [string, string, string][] = [
+    ["10.0.0.1", "10.0.0.1", "4420"],
+    ["10.0.0.1", "10.0.0.2", "4420"],
+    ["10.0.0.1", "10.0.0.1", "4421"],
+    ["0.0.0.0", "10.0.0.1", "4420"],
+    ["::", "fd00::1", "4420"],
+    ["fd00::1", "fd00::1", "4420"],
+    ["fd00::1", "fd00::2", "4420"],
+  ];
+  for (const [port, asked, svc] of cases) {
+    const tree = onePortTree(port);
+    assert.equal(
+      doctorFindsPort(tree, asked, svc),
+      servedAsText(tree.ports[0], asked, svc),
+      `port ${port}:4420, doctor -a ${asked} -s ${svc}`,
+    );
+  }
+  assert.equal(doctorFindsPort(onePortTree("10.0.0.1", "4420", "tcp"), "10.0.0.1"), false);
+});
+
+Deno.test("target -a: an address spelled another way finds its port (as text it did not)", () => {
+  const cases: [string, string][] = [
+    ["::ffff:10.0.0.1", "10.0.0.1"],
+    ["10.0.0.1", "::ffff:10.0.0.1"],
+    ["FD00:0::1", "fd00::1"],
+    ["fd00::1", "fd00:0:0:0:0:0:0:1"],
+    ["0:0:0:0:0:0:0:0", "fd00::1"],
+  ];
+  for (const [port, asked] of cases) {
+    const tree = onePortTree(port);
+    assert.equal(servedAsText(tree.ports[0], asked, "4420"), false, `as text: ${port} ~ ${asked}`);
+    assert.equal(doctorFindsPort(tree, asked), true, `port ${port}, doctor -a ${asked}`);
+  }
+  assert.equal(doctorFindsPort(onePortTree("::ffff:10.0.0.1"), "10.0.0.2"), false);
 });

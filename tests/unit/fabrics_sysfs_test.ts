@@ -5,7 +5,7 @@ import {
   resolveHostIdentity,
   uuidOfNqn,
 } from "../../src/fabrics/host_identity.ts";
-import type { FabricsPaths } from "../../src/fabrics/paths.ts";
+import type { FabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import {
   listControllers,
   listSubsystems,

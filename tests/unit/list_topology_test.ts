@@ -5,10 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { ID_NS, parseIdentifyNamespace } from "../../src/fabrics/admin.ts";
-import type { FabricsPaths } from "../../src/fabrics/paths.ts";
+import type { FabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import { listSubsystems } from "../../src/fabrics/sysfs.ts";
 import { groupByHost, listDevices, withNeighbours } from "../../src/fabrics/topology.ts";
-import { devicesJson, devicesText, subsysJson, subsysText } from "../../src/output/nvme_cli.ts";
+import {
+  devicesJson,
+  devicesText,
+  subsysJson,
+  subsysText,
+} from "../../src/output/nvme_cli_table.ts";
 import { pathViewText } from "../../src/output/path_view.ts";
 import { tempDir } from "../helpers.ts";
 import { MP_HOSTID, MP_HOSTNQN, MP_NQN, multipathTree } from "../sysfs_standin.ts";

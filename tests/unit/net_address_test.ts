@@ -1,7 +1,7 @@
 /** The one IP address parser: what connect, the target spec, RDMA-CM and the doctor accept. */
 import assert from "node:assert/strict";
-import { isIpv4, isIpv6, parseIpv4, parseIpv6 } from "../../src/net/address.ts";
-import { checkAddress } from "../../src/fabrics/options.ts";
+import { hostPort, isIpv4, isIpv6, parseIpv4, parseIpv6 } from "../../src/net/address.ts";
+import { checkAddress } from "../../src/fabrics/option_checks.ts";
 import { validateSpec } from "../../src/target/spec.ts";
 
 Deno.test("isIpv4 takes dotted quads 0-255 and refuses leading zeros, extra parts and junk", () => {
@@ -42,4 +42,12 @@ Deno.test("connect accepts an IPv6 zone; a target port refuses it with its own m
     ports: [{ id: 1, trtype: "tcp", traddr: "fe80::1%eth0", trsvcid: 4420 }],
   };
   assert.throws(() => validateSpec(spec), /neither an IPv4 nor an IPv6 address/);
+});
+
+Deno.test("hostPort brackets an IPv6 address and leaves IPv4 as it is", () => {
+  assert.equal(hostPort("10.0.0.1", 4420), "10.0.0.1:4420");
+  assert.equal(hostPort("10.0.0.1", "4420"), "10.0.0.1:4420");
+  assert.equal(hostPort("fd00::1", 4420), "[fd00::1]:4420");
+  assert.equal(hostPort("::ffff:10.0.0.1", "4420"), "[::ffff:10.0.0.1]:4420");
+  assert.equal(hostPort("fe80::1%eth0", 4420), "[fe80::1%eth0]:4420");
 });

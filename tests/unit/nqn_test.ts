@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { DISCOVERY_NQN, NQN_MAX_BYTES, NVMF_NQN_SIZE } from "../../src/fabrics/nqn.ts";
-import { checkNqn } from "../../src/fabrics/options.ts";
+import { checkNqn } from "../../src/fabrics/option_checks.ts";
 import { validateSpec } from "../../src/target/spec.ts";
 import { SPEC_DEFS } from "../../src/target/schema.ts";
 import { devices, twoSubsystemSpec } from "./target_fixtures.ts";

@@ -4,12 +4,13 @@
  * (include/linux/nvme-rdma.h; nvmet-rdma's nvmet_rdma_parse_cm_connect_req).
  */
 import assert from "node:assert/strict";
-import { RDMA_CM_EVENT as E } from "../../ffi/enums.ts";
+import { RDMA_CM_EVENT_TYPE as E } from "../../ffi/enums.ts";
 import { FailureError, formatError } from "../../src/errors.ts";
 import { decodeRdmaCmReject } from "../../src/nvme/capsule.ts";
 import { describeRdmaCmReject, RdmaCmRejectError } from "../../src/nvme/status.ts";
 import type { CmEvent } from "../../src/rdma/cm.ts";
-import { connectError, RejectedError } from "../../src/rdma/connection.ts";
+import { cmEventError, RejectedError } from "../../src/rdma/connection.ts";
+import { queueRejectError } from "../../src/nvme/queue.ts";
 
 /** nvmet's reject record, padded to the 148 bytes an IB CM REJ carries (fill after byte 4). */
 function rej(sts: number, opts: { recfmt?: number; pad?: number; fill?: number } = {}): Uint8Array {
@@ -100,9 +101,9 @@ Deno.test("only the first 4 bytes are read: exactly 4, or padding of any content
   assert.deepEqual(decodeRdmaCmReject(big.subarray(50)), { recfmt: 0, sts: 5 });
 });
 
-Deno.test("connectError keeps a REJECTED event's private data and reason, message unchanged", () => {
+Deno.test("cmEventError keeps a REJECTED event's private data and reason, message unchanged", () => {
   const data = rej(4);
-  const err = connectError(event(E.REJECTED, 28, data), "10.0.0.2:4420");
+  const err = cmEventError(event(E.REJECTED, 28, data), "10.0.0.2:4420");
   assert.ok(err instanceof RejectedError);
   assert.equal(err.reason, 28);
   assert.equal(err.reasonName, "CONSUMER_DEFINED");
@@ -113,17 +114,17 @@ Deno.test("connectError keeps a REJECTED event's private data and reason, messag
   );
   assert.equal(err.hint, "The server refused the request; see its message.");
 
-  const none = connectError(event(E.REJECTED, 8), "10.0.0.2:4420");
+  const none = cmEventError(event(E.REJECTED, 8), "10.0.0.2:4420");
   assert.ok(none instanceof RejectedError);
   assert.equal(none.rejectData.length, 0);
   assert.equal(none.reasonName, "INVALID_SERVICE_ID");
   assert.match(none.hint!, /Nothing listens/);
 
-  const text = connectError(event(E.REJECTED, 28), "h:1", "busy");
+  const text = cmEventError(event(E.REJECTED, 28), "h:1", "busy");
   assert.match(text.message, /: the peer says "busy"\.$/);
 
   for (const type of [E.ADDR_ERROR, E.UNREACHABLE, E.CONNECT_ERROR]) {
-    const other = connectError(event(type, -110), "h:1");
+    const other = cmEventError(event(type, -110), "h:1");
     assert.ok(other instanceof FailureError);
     assert.ok(!(other instanceof RejectedError));
   }
@@ -131,7 +132,7 @@ Deno.test("connectError keeps a REJECTED event's private data and reason, messag
 
 Deno.test("RdmaCmRejectError names the queue, the status and its meaning, and keeps the cause", () => {
   const data = rej(4);
-  const cause = connectError(event(E.REJECTED, 28, data), "10.77.0.1:4420");
+  const cause = cmEventError(event(E.REJECTED, 28, data), "10.77.0.1:4420");
   const info = describeRdmaCmReject(data, { qid: 0, depth: 64 })!;
   const err = new RdmaCmRejectError("10.77.0.1:4420", { qid: 0, depth: 64 }, { info, data }, {
     cause,
@@ -151,4 +152,31 @@ Deno.test("RdmaCmRejectError names the queue, the status and its meaning, and ke
   assert.match(text, /^error: The target at .*INVALID_HSQSIZE/);
   assert.match(text, /\n {2}The admin queue holds at most 32 entries/);
   assert.match(text, /caused by: Connection to 10\.77\.0\.1:4420 rejected: REJECTED, reason 28/);
+});
+
+Deno.test("probe and bench at a port with no listener hear of the NVMe/RDMA target, not rdma ping", () => {
+  const q = { host: "10.0.0.2", port: 4420, qid: 0, depth: 32 };
+  const cause = cmEventError(event(E.REJECTED, 8), "10.0.0.2:4420") as RejectedError;
+  assert.match(cause.hint ?? "", /rdma ping --server/); // the RDMA layer's, for its own peers
+  const err = queueRejectError(cause, q);
+  assert.ok(err instanceof RejectedError);
+  assert.equal(err.reason, 8);
+  assert.equal(err.message, cause.message);
+  assert.equal(err.cause, cause);
+  assert.doesNotMatch(err.hint ?? "", /rdma ping|server/);
+  assert.match(err.hint ?? "", /^No NVMe\/RDMA target listens on 10\.0\.0\.2:4420\./);
+  assert.match(err.hint ?? "", /nvmeof target show/);
+  const v6 = queueRejectError(cause, { ...q, host: "fd00::2" });
+  assert.match(v6.hint ?? "", /listens on \[fd00::2\]:4420\./);
+});
+
+Deno.test("queueRejectError names an NVMe/RDMA reject record and passes other rejects through", () => {
+  const q = { host: "10.0.0.2", port: 4420, qid: 1, depth: 128 };
+  const nvme = queueRejectError(
+    cmEventError(event(E.REJECTED, 28, rej(4)), "10.0.0.2:4420") as RejectedError,
+    q,
+  );
+  assert.ok(nvme instanceof RdmaCmRejectError);
+  const other = cmEventError(event(E.REJECTED, 28), "10.0.0.2:4420") as RejectedError;
+  assert.equal(queueRejectError(other, q), other);
 });

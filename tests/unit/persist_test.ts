@@ -16,7 +16,7 @@ import {
 } from "../../src/persist/connections.ts";
 import { importConfigJson } from "../../src/persist/config_json.ts";
 import { importDiscoveryConf } from "../../src/persist/discovery_conf.ts";
-import type { PersistPaths } from "../../src/persist/paths.ts";
+import type { PersistPaths } from "../../src/persist/etc_paths.ts";
 import { backoffDelay, retrySaved } from "../../src/persist/retry.ts";
 import { selfPath } from "../../src/persist/self.ts";
 import {

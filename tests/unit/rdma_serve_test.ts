@@ -1,9 +1,10 @@
 /**
  * serveInTurn, the loop both RDMA servers (ping and bw, rping) serve their clients with, with no
- * device: turns stand in for the clients.
+ * device: turns stand in for the clients; and the summary line the server ends with.
  */
 import assert from "node:assert/strict";
 import { type ServedClient, serveInTurn, type Turn } from "../../src/rdma/serve.ts";
+import { toolServerText } from "../../src/rdma/tool_server.ts";
 import { CancelledError } from "../../src/rdma/wait.ts";
 
 /** A turn that runs `run`, recording its end. */
@@ -57,4 +58,16 @@ Deno.test("serveInTurn stops on cancel: the turn is ended, not listed", async ()
   );
   assert.deepEqual(served.map((c) => c.client), [1]);
   assert.deepEqual(log, ["end 1", "end 2"]);
+});
+
+Deno.test("the ping and bw server's summary writes an IPv6 address in brackets", () => {
+  const clients: ServedClient[] = [];
+  assert.equal(
+    toolServerText({ traddr: "fd00::1", trsvcid: 7174, clients }),
+    "served 0 client(s) on [fd00::1]:7174, 0 not ok\n",
+  );
+  assert.equal(
+    toolServerText({ traddr: "0.0.0.0", trsvcid: 7174, clients }),
+    "served 0 client(s) on 0.0.0.0:7174, 0 not ok\n",
+  );
 });

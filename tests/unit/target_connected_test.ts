@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { LivePort, LiveTree } from "../../src/configfs/nvmet.ts";
+import { portServes } from "../../src/configfs/port_match.ts";
 import { FailureError } from "../../src/errors.ts";
 import type { CmIdEntry } from "../../src/rdma/restrack.ts";
 import {
@@ -12,7 +13,6 @@ import {
   busyReport,
   type PeerSources,
   portPeers,
-  portServes,
   rdmaConnections,
   refuseWhileConnected,
 } from "../../src/target/connected.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { EnvironmentError } from "../../src/errors.ts";
-import { canonicalTree, lockTarget } from "../../src/target/env.ts";
+import { canonicalTree, lockTarget } from "../../src/target/lock.ts";
 import { tempDir } from "../helpers.ts";
 
 async function withLockDir(fn: (dir: string, tree: string) => void | Promise<void>) {

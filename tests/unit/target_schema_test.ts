@@ -27,11 +27,11 @@ function exampleSpecs(dev: string[]): Array<[string, unknown]> {
   assert.ok(help, "target up's help has a spec example");
   out.push(["nvmeof target up --help", parse(help.replace(/^ {2}/gm, ""))]);
   out.push(["tests/unit/target_fixtures.ts twoSubsystemSpec", twoSubsystemSpec(dev)]);
-  const demo = Deno.readTextFileSync(`${ROOT}/scripts/lab-demo`);
+  const demo = Deno.readTextFileSync(`${ROOT}/scripts/lab/demo.sh`);
   const block = /\nspec="(hosts:[\s\S]*?)"\n/.exec(demo);
-  assert.ok(block, 'scripts/lab-demo still writes its spec from spec="…"');
+  assert.ok(block, 'scripts/lab/demo.sh still writes its spec from spec="…"');
   out.push([
-    "scripts/lab-demo",
+    "scripts/lab/demo.sh",
     parse(
       block[1]
         .replaceAll(

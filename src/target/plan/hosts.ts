@@ -1,6 +1,6 @@
 /** Plans the hosts: every host the spec names, with its DH-HMAC-CHAP settings. */
 import { type LiveTree, nvmetPath } from "../../configfs/nvmet.ts";
-import { loadKeyFile } from "../../fabrics/options.ts";
+import { loadKeyFile } from "../../host/key_file.ts";
 import type { HostSpec, TargetSpec } from "../spec.ts";
 import type { PlanOptions } from "./options.ts";
 import type { Step } from "./step.ts";

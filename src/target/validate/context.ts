@@ -3,7 +3,7 @@
  * they share (keys, lists, strings, integers, NQNs, file paths, duplicates). Each check reports
  * under the spec path it is given and returns the value when it is good, undefined when not.
  */
-import { readKeyFile } from "../../fabrics/options.ts";
+import { readKeyFile } from "../../host/key_file.ts";
 import { quote, quoteName } from "../../errors.ts";
 import type { SpecProblem } from "../spec.ts";
 import { nqnProblem } from "../values.ts";

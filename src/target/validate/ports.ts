@@ -1,4 +1,5 @@
 /** Validates the spec's `ports` section. */
+import { hostPort } from "../../net/address.ts";
 import { quote } from "../../errors.ts";
 import { specEnum, specKeys, specRange } from "../schema.ts";
 import type { PortSpec } from "../spec.ts";
@@ -195,7 +196,10 @@ export function validatePorts(cx: SpecContext, raw: Obj, subNqns: Set<string>): 
     ports.map((
       p,
       i,
-    ) => [`ports[${i}].traddr`, p.traddr ? `${p.trtype} ${p.traddr}:${p.trsvcid}` : undefined]),
+    ) => [
+      `ports[${i}].traddr`,
+      p.traddr ? `${p.trtype} ${hostPort(p.traddr, String(p.trsvcid))}` : undefined,
+    ]),
     "address (the kernel refuses two listeners on one address: EADDRINUSE)",
     "Use one port for that address and list all its subsystems there.",
   );

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Runs the nvmeof binary with -o json and turns its results and errors into module results.
 
-nvmeof's JSON contract (README "JSON contract"): its own results start with "nvmeof_json": 1;
+nvmeof's JSON contract (docs/json.md): its own results start with "nvmeof_json": 1;
 an error comes on stdout as {"error": {"message", "hint", "exit_code"}} with exit code 1
 (failure), 2 (usage) or 3 (environment).
 """

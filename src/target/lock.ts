@@ -1,0 +1,173 @@
+/**
+ * One writer at a time per nvmet tree: an exclusive lock file in /run/nvmeof, waited for with a
+ * bound (NVMEOF_LOCK_TIMEOUT), naming its holder when the wait runs out.
+ */
+import { EnvironmentError } from "../errors.ts";
+
+/** An exclusive lock held while a run reads and changes one nvmet tree. */
+export interface TargetLock extends Disposable {
+  readonly path: string;
+}
+
+/** Where the locks live: made by root, mode 0700, so no other user can create or hold one. */
+export const DEFAULT_LOCK_DIR = "/run/nvmeof";
+/** How long a run waits for another run's lock before it gives up (NVMEOF_LOCK_TIMEOUT, s). */
+export const DEFAULT_LOCK_TIMEOUT_S = 30;
+/** How often a waiting run tries the lock again. */
+const LOCK_POLL_MS = 100;
+
+/** Options of lockTarget. */
+export interface LockOptions {
+  /** Shown while waiting. */
+  note?: (line: string) => void;
+  /** Give up after this long (default: NVMEOF_LOCK_TIMEOUT seconds, else 30 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * The tree a `--configfs` spelling names, so that `T`, `T/`, `T//` and `T/./` take one lock: its
+ * real path when it exists, else the path with `.`, `..` and repeated slashes resolved.
+ */
+export function canonicalTree(configfs: string): string {
+  try {
+    return Deno.realPathSync(configfs);
+  } catch {
+    const abs = configfs.startsWith("/") ? configfs : `${Deno.cwd()}/${configfs}`;
+    const parts: string[] = [];
+    for (const seg of abs.split("/")) {
+      if (seg === "" || seg === ".") continue;
+      if (seg === "..") parts.pop();
+      else parts.push(seg);
+    }
+    return "/" + parts.join("/");
+  }
+}
+
+function lockTimeoutMs(): number {
+  const text = Deno.env.get("NVMEOF_LOCK_TIMEOUT");
+  if (text === undefined || text === "") return DEFAULT_LOCK_TIMEOUT_S * 1000;
+  const s = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(s)) {
+    throw new EnvironmentError(`NVMEOF_LOCK_TIMEOUT '${text}' is not a number of seconds.`, {
+      hint: `Set it to the seconds to wait for another run (default ${DEFAULT_LOCK_TIMEOUT_S}).`,
+    });
+  }
+  return s * 1000;
+}
+
+/**
+ * The lock directory, made when missing (mode 0700) and refused unless it is a real directory
+ * owned by this user (root) that no group or other user can write: otherwise anyone could
+ * create the lock file first and block every run.
+ */
+function lockDir(): string {
+  const dir = Deno.env.get("NVMEOF_LOCK_DIR") || DEFAULT_LOCK_DIR;
+  try {
+    Deno.mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if (!(err instanceof Deno.errors.AlreadyExists)) {
+      throw new EnvironmentError(
+        `Cannot create the lock directory '${dir}': ${(err as Error).message}.`,
+        { cause: err, hint: "Run as root (or point NVMEOF_LOCK_DIR at a directory of yours)." },
+      );
+    }
+  }
+  const st = Deno.lstatSync(dir);
+  const uid = Deno.uid();
+  const why = !st.isDirectory
+    ? "it is not a directory (a symlink?)"
+    : st.uid !== uid
+    ? `it belongs to uid ${st.uid}, not ${uid}`
+    : st.mode !== null && (st.mode & 0o022) !== 0
+    ? `group or others may write to it (mode ${(st.mode & 0o777).toString(8)})`
+    : undefined;
+  if (why) {
+    throw new EnvironmentError(
+      `Refusing the lock directory '${dir}': ${why}, so another user could block or take the lock.`,
+      { hint: `Remove it (nvmeof makes it again, mode 0700): rm -r '${dir}'.` },
+    );
+  }
+  return dir;
+}
+
+/** The holder's line in the lock file: "pid 1234: nvmeof target up -f t.yaml". */
+function holderLine(): string {
+  const cmd = ["nvmeof", ...Deno.args].join(" ");
+  return `pid ${Deno.pid}: ${cmd.length > 200 ? cmd.slice(0, 200) + "…" : cmd}\n`;
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Takes the lock for the nvmet tree below `configfs` (named by its canonical path), waiting
+ * while another `nvmeof target` run holds it: with a note, and at most the timeout, after which it
+ * fails naming the holder. The lock is a file in /run/nvmeof (NVMEOF_LOCK_DIR), which only root
+ * can write; it holds the holder's pid and command line.
+ */
+export function lockTarget(configfs: string, options: LockOptions = {}): TargetLock {
+  const dir = lockDir();
+  const tree = canonicalTree(configfs);
+  let h = 0;
+  for (const c of tree) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  const path = tree === "/sys/kernel/config"
+    ? `${dir}/target.lock`
+    : `${dir}/target-${h.toString(16)}.lock`;
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { create: true, read: true, write: true, mode: 0o600 });
+  } catch (err) {
+    throw new EnvironmentError(`Cannot open the lock file '${path}': ${(err as Error).message}.`, {
+      cause: err,
+      hint: "Run as root, or set NVMEOF_LOCK_DIR to a directory of yours.",
+    });
+  }
+  if (!file.tryLockSync(true)) {
+    const timeout = options.timeoutMs ?? lockTimeoutMs();
+    const holder = () => {
+      try {
+        return Deno.readTextFileSync(path).trim() || "pid unknown";
+      } catch {
+        return "pid unknown";
+      }
+    };
+    options.note?.(
+      `Waiting up to ${timeout / 1000} s for another 'nvmeof target' run on '${tree}' ` +
+        `(${holder()}) to finish…`,
+    );
+    const deadline = Date.now() + timeout;
+    let locked = false;
+    while (!locked && Date.now() < deadline) {
+      sleepMs(Math.min(LOCK_POLL_MS, Math.max(1, deadline - Date.now())));
+      locked = file.tryLockSync(true);
+    }
+    if (!locked) {
+      const who = holder();
+      file.close();
+      throw new EnvironmentError(
+        `Another 'nvmeof target' run (${who}) still holds the lock of '${tree}' after ${
+          timeout / 1000
+        } s; nothing was changed.`,
+        {
+          hint: `Let it finish and retry, or stop it if it hangs${
+            /^pid (\d+)/.test(who) ? ` (kill ${/^pid (\d+)/.exec(who)![1]})` : ""
+          }. NVMEOF_LOCK_TIMEOUT sets the wait in seconds.`,
+        },
+      );
+    }
+  }
+  file.truncateSync(0);
+  file.writeSync(new TextEncoder().encode(holderLine()));
+  return {
+    path,
+    [Symbol.dispose]() {
+      try {
+        file.truncateSync(0);
+        file.unlockSync();
+      } finally {
+        file.close();
+      }
+    },
+  };
+}

@@ -14,9 +14,6 @@ import { NvmeStatusError } from "../fabrics/nvme_status.ts";
 
 import { type RwMode, writes } from "./bench_options.ts";
 
-// Defined apart, for the flags' help; re-exported for the engine's readers.
-export { DEFAULT_POLL_MS, RW_MODES, type RwMode, writes } from "./bench_options.ts";
-
 /**
  * The least access the data buffer needs: reads are RDMA-WRITTEN into it by the target
  * (REMOTE_WRITE, which verbs pairs with LOCAL_WRITE), writes are RDMA-READ from it (REMOTE_READ).

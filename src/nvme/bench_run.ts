@@ -14,11 +14,10 @@ import {
   mergeResults,
   type Pass,
   type PassResult,
-  type RwMode,
   Samples,
-  writes,
   xorshift,
 } from "./bench.ts";
+import { type RwMode, writes } from "./bench_options.ts";
 import { Controller, type ControllerOptions, type KeepAliveTimer } from "./controller.ts";
 import { type Capabilities, mdtsBytes } from "./identify.ts";
 

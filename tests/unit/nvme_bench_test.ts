@@ -9,11 +9,11 @@ import { UsageError } from "../../src/errors.ts";
 import {
   bufferAccess,
   checkPattern,
-  DEFAULT_POLL_MS,
   fillPattern,
   Samples,
   xorshift,
 } from "../../src/nvme/bench.ts";
+import { DEFAULT_POLL_MS } from "../../src/nvme/bench_options.ts";
 import { ioQueueDepth } from "../../src/nvme/bench_run.ts";
 import { type Capabilities, mdtsBytes } from "../../src/nvme/identify.ts";
 import { summarizeLatency } from "../../src/rdma/latency.ts";

@@ -15,9 +15,6 @@ import { syncDir, writeDurableSync } from "./durable.ts";
 
 import { DEFAULT_RETRY_FOR, WANTED_BY } from "./units.ts";
 
-// Named apart, for the commands' help; re-exported for the units' readers.
-export { AUTOCONNECT_UNIT, DEFAULT_RETRY_FOR, TARGET_UNIT, WANTED_BY } from "./units.ts";
-
 const DEFAULT_SYSTEMD_DIR = "/etc/systemd/system";
 const DEFAULT_ETC = HOST_PATH_DEFAULTS.etc.default;
 

@@ -24,9 +24,9 @@ import {
   execWord,
   installUnit,
   removeUnit,
-  TARGET_UNIT,
   targetUnitText,
 } from "../../src/persist/systemd.ts";
+import { TARGET_UNIT } from "../../src/persist/units.ts";
 import { ROOT } from "../helpers.ts";
 
 const SELF = { path: "/usr/local/bin/nvmeof", how: "compiled binary" };

@@ -3,10 +3,11 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { specFlag } from "../cli/target_flags.ts";
+import { defaultSpecFile } from "../target/spec_file.ts";
 
 async function checkRun(ctx: RunContext): Promise<CommandResult> {
   const { specCounts, specWarnings } = await import("../target/report.ts");
-  const { defaultSpecFile, loadSpecFile } = await import("../target/spec.ts");
+  const { loadSpecFile } = await import("../target/spec.ts");
   const file = (ctx.values.file as string | undefined) ?? defaultSpecFile();
   const spec = await loadSpecFile(file);
   const warns = specWarnings(spec);

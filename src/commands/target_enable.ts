@@ -5,6 +5,7 @@ import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
 import { TARGET_UNIT } from "../persist/units.ts";
+import { defaultSpecFile } from "../target/spec_file.ts";
 
 function absolute(file: string): string {
   return file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
@@ -16,7 +17,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const { installUnit, targetUnitText, unitChangeText } = await import("../persist/systemd.ts");
   const paths = persistPaths();
   // The unit must not fail at every boot on a spec that is wrong now: validate it first.
-  const { defaultSpecFile, loadSpecFile } = await import("../target/spec.ts");
+  const { loadSpecFile } = await import("../target/spec.ts");
   const file = absolute(stringFlag(ctx.values, "file") ?? defaultSpecFile());
   const spec = await loadSpecFile(file, { checkFiles: ctx.values["skip-device-check"] !== true });
   if (spec.ports.length === 0) {

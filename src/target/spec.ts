@@ -15,9 +15,6 @@ import { validateHosts } from "./validate/hosts.ts";
 import { validatePorts } from "./validate/ports.ts";
 import { validateSubsystems } from "./validate/subsystems.ts";
 
-// Re-exported for the spec's readers; defined apart so that --help does not load this module.
-export { defaultSpecFile };
-
 // The key lists, ranges and allowed values the validators use come from the definitions in
 // schema.ts, which `nvmeof target schema` prints: the validator and the schema cannot drift apart.
 export { DISCOVERY_NQN, NQN_MAX_BYTES };

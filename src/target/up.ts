@@ -13,7 +13,8 @@ import { lockTarget } from "./lock.ts";
 import { type OneLineInput, oneLineSpec } from "./one_line.ts";
 import { checkPruneByEmptySpec, describeStep, planDown, planUp } from "./plan.ts";
 import { type PlanResult, planResult, specCounts, specWarnings } from "./report.ts";
-import { defaultSpecFile, loadSpecFile, type TargetSpec } from "./spec.ts";
+import { loadSpecFile, type TargetSpec } from "./spec.ts";
+import { defaultSpecFile } from "./spec_file.ts";
 
 const EMPTY: LiveTree = { hosts: [], subsystems: [], ports: [] };
 

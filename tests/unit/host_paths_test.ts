@@ -4,7 +4,7 @@ import { fabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import { HOST_PATH_DEFAULTS, hostPaths, pickHostPaths } from "../../src/host_paths.ts";
 import { persistPaths } from "../../src/persist/etc_paths.ts";
 import { kernelSourceOptions } from "../../src/target/connected.ts";
-import { defaultSpecFile } from "../../src/target/spec.ts";
+import { defaultSpecFile } from "../../src/target/spec_file.ts";
 
 const none = () => undefined;
 

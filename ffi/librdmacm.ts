@@ -2,7 +2,7 @@
  * librdmacm.so.1: the exported RDMA connection manager symbols nvmeof calls, keyed by their exact
  * C names, with each C declaration in a comment. Every call returns 0, or -1 with errno set
  * (constructors: NULL + errno); read errno() in the same synchronous tick. Event waits never use
- * the blocking rdma_get_cm_event: the channel fd is made non-blocking and polled (src/rdma/wait.ts).
+ * the blocking rdma_get_cm_event: the channel fd is made non-blocking and polled (src/wait.ts).
  */
 import { lazy, openLibrary } from "./loader.ts";
 

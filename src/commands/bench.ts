@@ -159,7 +159,7 @@ error naming the queue.`,
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
     const { runBench } = await import("../nvme/bench_run.ts");
-    const { Canceller } = await import("../rdma/wait.ts");
+    const { Canceller } = await import("../wait.ts");
     const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
     const p = benchParams(v);

@@ -17,7 +17,7 @@ interface DisconnectRow {
 
 async function remove(controllers: ControllerInfo[], verb: string): Promise<DisconnectRow[]> {
   const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
-  const { deleteController } = await import("../fabrics/controller.ts");
+  const { deleteController } = await import("../fabrics/kernel_controller.ts");
   const paths = fabricsPaths();
   const rows: DisconnectRow[] = [];
   for (const c of controllers) {

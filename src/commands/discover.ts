@@ -28,7 +28,7 @@ list with one log per line. Exit 1 if any of them failed.`,
     const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
     const { hostFromFlags, resolvedAddressFromFlags } = await import("../cli/fabrics_values.ts");
     const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
-    const { discover } = await import("../fabrics/controller.ts");
+    const { discover } = await import("../fabrics/kernel_controller.ts");
     const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
     const paths = fabricsPaths();
     if (ctx.values.traddr === undefined) return await discoverConfRun(ctx);
@@ -54,7 +54,7 @@ async function discoverConfRun(ctx: RunContext): Promise<CommandResult> {
   const { hostFromFlags } = await import("../cli/fabrics_values.ts");
   const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
   const { requireDiscoveryConf } = await import("../persist/discovery_conf.ts");
-  const { discover } = await import("../fabrics/controller.ts");
+  const { discover } = await import("../fabrics/kernel_controller.ts");
   const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
   const paths = fabricsPaths();
   const id = await resolveHostIdentity(hostFromFlags(ctx.values), paths);

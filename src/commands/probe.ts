@@ -90,7 +90,7 @@ NVMe status (0x184 host not allowed, 0x182 unknown subsystem, …).`,
     const { logToNvmeCli, logToText } = await import("../fabrics/discovery_log.ts");
     const { Controller } = await import("../nvme/controller.ts");
     const { mdtsBytes, sglSupport } = await import("../nvme/identify.ts");
-    const { Canceller } = await import("../rdma/wait.ts");
+    const { Canceller } = await import("../wait.ts");
     const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
     const subnqn = typeof v.nqn === "string" ? v.nqn : DISCOVERY_NQN;

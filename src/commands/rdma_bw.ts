@@ -16,7 +16,7 @@ function text(r: BwResult, at: typeof hostPort): string {
 /** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
 async function serverRun(ctx: RunContext): Promise<CommandResult> {
   const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
-  const { Canceller } = await import("../rdma/wait.ts");
+  const { Canceller } = await import("../wait.ts");
   const v = ctx.values;
   using cancel = new Canceller().onSignals();
   const r = await runToolServer({
@@ -50,7 +50,7 @@ export const rdmaBwCommand: CommandDetails = {
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
     const { bwClient } = await import("../rdma/bw.ts");
-    const { Canceller } = await import("../rdma/wait.ts");
+    const { Canceller } = await import("../wait.ts");
     const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
     if (v.server) return await serverRun(ctx);

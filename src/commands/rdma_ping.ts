@@ -44,7 +44,7 @@ function rpingText(r: RpingResult, at: typeof hostPort): string {
 /** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
 async function serverRun(ctx: RunContext): Promise<CommandResult> {
   const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
-  const { Canceller } = await import("../rdma/wait.ts");
+  const { Canceller } = await import("../wait.ts");
   const v = ctx.values;
   using cancel = new Canceller().onSignals();
   const r = await runToolServer({
@@ -113,7 +113,7 @@ export const rdmaPingCommand: CommandDetails = {
   ],
   async run(ctx: RunContext): Promise<CommandResult> {
     const { Trace, traceLines } = await import("../rdma/connection.ts");
-    const { Canceller } = await import("../rdma/wait.ts");
+    const { Canceller } = await import("../wait.ts");
     const { pingClient } = await import("../rdma/ping.ts");
     const { rpingClient } = await import("../rdma/rping.ts");
     const { hostPort } = await import("../net/address.ts");

@@ -6,7 +6,7 @@
  * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
  */
 import { listDir, readText, writeText } from "../host/kfs.ts";
-import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./native.ts";
+import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./libc_fs.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
 export interface ConfigfsIo {

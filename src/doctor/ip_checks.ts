@@ -7,7 +7,7 @@ import type { Transport } from "../fabrics/connect_options.ts";
 import { isIpv4 } from "../net/address.ts";
 import type { NeighbourView } from "../net/neighbour.ts";
 import { payloadForIpSize } from "../net/icmp.ts";
-import type { EchoOutcome } from "../net/ping.ts";
+import type { EchoOutcome } from "../net/icmp_echo.ts";
 import { type Check, check } from "./check.ts";
 import { roceMtuFor } from "./fabric.ts";
 import { classifyProbe, type ProbeOutcome } from "./reach.ts";

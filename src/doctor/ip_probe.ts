@@ -7,7 +7,7 @@ import { readText } from "../host/kfs.ts";
 import { isIpv4 } from "../net/address.ts";
 import { canonicalIp } from "../net/address.ts";
 import { DEFAULT_PAYLOAD_SIZE, ICMP_HEADER_SIZE, IPV4_HEADER_SIZE } from "../net/icmp.ts";
-import { echo, EchoSocket } from "../net/ping.ts";
+import { echo, EchoSocket } from "../net/icmp_echo.ts";
 import type { Devices, RouteView } from "./fabric.ts";
 import { readNeighbour } from "../net/neighbour.ts";
 import { type IpView, mtuProbeSizes, type MtuView } from "./ip_checks.ts";

@@ -6,7 +6,11 @@
 import { hostPort } from "../net/address.ts";
 import { ECONNRESET, EINVAL, EIO, ETIMEDOUT } from "../errno.ts";
 import { ConnectError } from "../fabrics/connect_errors.ts";
-import { createController, deleteController, existingControllers } from "../fabrics/controller.ts";
+import {
+  createController,
+  deleteController,
+  existingControllers,
+} from "../fabrics/kernel_controller.ts";
 import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import { errnoName, EXIT, NvmeofError, ownError } from "../errors.ts";
 import { type Check, check } from "./check.ts";

@@ -4,7 +4,7 @@
  * the target plus a command and a response), read them again. A reliable connection hides a
  * loss by retransmitting, and these counters are where it shows.
  */
-import { fileKind } from "../configfs/native.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { listDir, readText } from "../host/kfs.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";

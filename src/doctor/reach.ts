@@ -17,10 +17,10 @@ import {
 } from "../nvme/capsule.ts";
 import { ADMIN_DEPTH } from "../nvme/controller.ts";
 import { describeRdmaCmReject } from "../nvme/status.ts";
-import { type CmEvent, CmId, EventChannel, samePointer, sockaddr } from "../rdma/cm.ts";
-import { hostPort, parseSockaddr } from "../net/address.ts";
+import { type CmEvent, CmId, EventChannel, samePointer } from "../rdma/cm.ts";
+import { hostPort, parseSockaddr, sockaddr } from "../net/address.ts";
 import { CompletionQueue, ProtectionDomain, QueuePair } from "../rdma/verbs.ts";
-import { WaitTimeoutError } from "../rdma/wait.ts";
+import { WaitTimeoutError } from "../wait.ts";
 import { type Check, check } from "./check.ts";
 
 /**

@@ -12,7 +12,7 @@ import {
   deleteController,
   existingControllers,
   waitReady,
-} from "./controller.ts";
+} from "./kernel_controller.ts";
 import type { ConnectOptions } from "./connect_options.ts";
 import { kernelTooOld } from "./option_checks.ts";
 import { namespaceQueuesData, namespaceQueueSettings } from "./option_string.ts";

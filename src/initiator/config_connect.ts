@@ -10,7 +10,7 @@ import { runningKernelRelease } from "../host/kernel.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { configJsonControllers, configJsonOf } from "../persist/config_json.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";
-import { type ConnectAllRow, connectedRow, failedRow, rowsReport } from "./report.ts";
+import { type ConnectAllRow, connectedRow, failedRow, rowsReport } from "./connect_report.ts";
 
 /** -O/--dump-config: libnvme's config.json of the connections, as text and as JSON alike. */
 export function configReport(list: ConnectOptions[]): ConnectReport {

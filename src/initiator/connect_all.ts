@@ -3,7 +3,7 @@
  * referrals once; without an address, through every discovery controller of discovery.conf.
  */
 import { connectSubsystem } from "../fabrics/connect.ts";
-import { discover } from "../fabrics/controller.ts";
+import { discover } from "../fabrics/kernel_controller.ts";
 import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/discovery_log.ts";
 import { checkNqn } from "../fabrics/option_checks.ts";
 import type { ConnectOptions, Transport } from "../fabrics/connect_options.ts";
@@ -22,7 +22,7 @@ import {
   failureReason,
   type ReferralAddress,
   rowsReport,
-} from "./report.ts";
+} from "./connect_report.ts";
 
 function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
   return {

@@ -14,7 +14,7 @@ import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import type { SavedConnection } from "../persist/connections.ts";
 import { persistEntries, savedFile } from "./persist_entries.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";
-import { addr, connectText, failureReason } from "./report.ts";
+import { addr, connectText, failureReason } from "./connect_report.ts";
 
 /** The paths to connect, checked, and what to do with them. */
 export interface MultipathRequest {

@@ -3,7 +3,7 @@
  * nvmeof-autoconnect.service runs); a saved discovery controller connects what its log lists.
  */
 import { connectSubsystem } from "../fabrics/connect.ts";
-import { discover } from "../fabrics/controller.ts";
+import { discover } from "../fabrics/kernel_controller.ts";
 import { redactedOptionString } from "../fabrics/option_string.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { hostPort } from "../net/address.ts";
@@ -24,7 +24,7 @@ import {
   connectedRow,
   failedRow,
   rowsReport,
-} from "./report.ts";
+} from "./connect_report.ts";
 
 /** A row of `connect --saved`: one per controller, as in connect-all. */
 interface SavedRow extends ConnectAllRow {

@@ -15,7 +15,7 @@ import { describeSaved, type SavedConnection } from "../persist/connections.ts";
 import { configReport } from "./config_connect.ts";
 import { persistEntries, savedFile } from "./persist_entries.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";
-import { connectText } from "./report.ts";
+import { connectText } from "./connect_report.ts";
 
 /** The path to connect, checked, and what to do with it. */
 export interface SingleConnectRequest {

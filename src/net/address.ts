@@ -146,6 +146,27 @@ export function isAnyAddress(address: string): boolean {
   return address === "0.0.0.0" || address === "::";
 }
 
+/** An IPv4 or IPv6 address and port as a struct sockaddr_in/sockaddr_in6. */
+export function sockaddr(host: string, port: number): Uint8Array {
+  const v4 = parseIpv4(host);
+  if (v4) {
+    const sa = new Uint8Array(SOCKADDR_IN.$size);
+    const dv = new DataView(sa.buffer);
+    dv.setUint16(SOCKADDR_IN.sin_family, AF_INET, true);
+    dv.setUint16(SOCKADDR_IN.sin_port, port, false);
+    sa.set(v4, SOCKADDR_IN.sin_addr);
+    return sa;
+  }
+  const bytes = parseIpv6(host);
+  if (!bytes) throw new RangeError(`not an IP address: '${host}'`);
+  const sa = new Uint8Array(SOCKADDR_IN6.$size);
+  const dv = new DataView(sa.buffer);
+  dv.setUint16(SOCKADDR_IN6.sin6_family, AF_INET6, true);
+  dv.setUint16(SOCKADDR_IN6.sin6_port, port, false);
+  sa.set(bytes, SOCKADDR_IN6.sin6_addr);
+  return sa;
+}
+
 /** A struct sockaddr_in or sockaddr_in6 (e.g. inside a sockaddr_storage); undefined for others. */
 export function parseSockaddr(bytes: Uint8Array): SocketAddress | undefined {
   if (bytes.length < 2) return undefined;

@@ -5,7 +5,7 @@
  */
 import { FailureError, UsageError } from "../errors.ts";
 import { summarizeLatency } from "../rdma/latency.ts";
-import type { Canceller } from "../rdma/wait.ts";
+import type { Canceller } from "../wait.ts";
 import {
   bufferAccess,
   drive,

@@ -15,7 +15,7 @@ import {
   HEADER_SIZE,
 } from "../fabrics/discovery_log.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
-import type { Canceller } from "../rdma/wait.ts";
+import type { Canceller } from "../wait.ts";
 import {
   CONNECT_DATA_SIZE,
   connectSqe,

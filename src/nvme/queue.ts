@@ -19,7 +19,7 @@ import {
 import { checkCompletion } from "../rdma/completion.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
 import { WorkRequest } from "../rdma/work_request.ts";
-import type { Canceller } from "../rdma/wait.ts";
+import type { Canceller } from "../wait.ts";
 import {
   CQE_SIZE,
   decodeRdmaCmAccept,

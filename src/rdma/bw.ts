@@ -12,7 +12,7 @@ import { checkCompletion } from "./completion.ts";
 import { decodeHello, encodeHello } from "./ping_protocol.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./work_request.ts";
-import type { Canceller } from "./wait.ts";
+import type { Canceller } from "../wait.ts";
 
 export interface BwOptions {
   host: string;

@@ -6,7 +6,7 @@
 import { ENODEV, ENOENT } from "../errno.ts";
 import { librdmacm } from "../../ffi/librdmacm.ts";
 import { libibverbs } from "../../ffi/libibverbs.ts";
-import { AF_INET, AF_INET6, errno } from "../../ffi/libc.ts";
+import { errno } from "../../ffi/libc.ts";
 import { cmEventName, qpStateName, RDMA_PS_TCP } from "../../ffi/enums.ts";
 import {
   IBV_CONTEXT,
@@ -16,9 +16,8 @@ import {
   RDMA_CONN_PARAM as CP,
   RDMA_EVENT_CHANNEL,
 } from "../../ffi/structs.ts";
-import { KERNEL_SOCKADDR_STORAGE, SOCKADDR_IN, SOCKADDR_IN6 } from "../../ffi/libc_structs.ts";
+import { KERNEL_SOCKADDR_STORAGE } from "../../ffi/libc_structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
-import { parseIpv4, parseIpv6 } from "../net/address.ts";
 import { addressOf, checkCm, cView } from "./native.ts";
 import {
   type Canceller,
@@ -26,7 +25,7 @@ import {
   waitReadable,
   WaitTimeoutError,
   wouldBlock,
-} from "./wait.ts";
+} from "../wait.ts";
 import type { QueuePair } from "./verbs.ts";
 
 /** A CM event, copied out of library memory before it was acknowledged. */
@@ -47,27 +46,6 @@ export interface CmEvent {
 /** Whether two C pointers are the same address. */
 export function samePointer(a: Deno.PointerValue, b: Deno.PointerValue): boolean {
   return Deno.UnsafePointer.value(a) === Deno.UnsafePointer.value(b);
-}
-
-/** An IPv4 or IPv6 address and port as a struct sockaddr_in/sockaddr_in6. */
-export function sockaddr(host: string, port: number): Uint8Array {
-  const v4 = parseIpv4(host);
-  if (v4) {
-    const sa = new Uint8Array(SOCKADDR_IN.$size);
-    const dv = new DataView(sa.buffer);
-    dv.setUint16(SOCKADDR_IN.sin_family, AF_INET, true);
-    dv.setUint16(SOCKADDR_IN.sin_port, port, false);
-    sa.set(v4, SOCKADDR_IN.sin_addr);
-    return sa;
-  }
-  const bytes = parseIpv6(host);
-  if (!bytes) throw new RangeError(`not an IP address: '${host}'`);
-  const sa = new Uint8Array(SOCKADDR_IN6.$size);
-  const dv = new DataView(sa.buffer);
-  dv.setUint16(SOCKADDR_IN6.sin6_family, AF_INET6, true);
-  dv.setUint16(SOCKADDR_IN6.sin6_port, port, false);
-  sa.set(bytes, SOCKADDR_IN6.sin6_addr);
-  return sa;
 }
 
 /** An rdma_event_channel with its fd in non-blocking mode. */

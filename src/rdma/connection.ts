@@ -14,10 +14,10 @@ import {
 } from "../../ffi/enums.ts";
 import { IBV_QP_ATTR as QA } from "../../ffi/structs.ts";
 import { errnoName, FailureError } from "../errors.ts";
-import { hostPort } from "../net/address.ts";
-import { type CmEvent, CmId, type ConnParam, EventChannel, samePointer, sockaddr } from "./cm.ts";
+import { hostPort, sockaddr } from "../net/address.ts";
+import { type CmEvent, CmId, type ConnParam, EventChannel, samePointer } from "./cm.ts";
 import { CompletionQueue, ProtectionDomain, type QpCaps, type QpInfo, QueuePair } from "./verbs.ts";
-import type { Canceller } from "./wait.ts";
+import type { Canceller } from "../wait.ts";
 
 /** One traced step: a CM event, a QP transition read back with ibv_query_qp, or a call. */
 export interface TraceStep {

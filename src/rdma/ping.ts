@@ -29,7 +29,7 @@ import {
 import { POLL_MEMORY, REAP_EVERY_SPIN, Spinner } from "./spin.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./work_request.ts";
-import type { Canceller } from "./wait.ts";
+import type { Canceller } from "../wait.ts";
 
 /** Latency figures in microseconds. */
 export interface LatencyStats {

@@ -31,7 +31,7 @@ import { type ServedClient, serveInTurn, type Turn } from "./serve.ts";
 import { POLL_MEMORY, Spinner } from "./spin.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./work_request.ts";
-import type { Canceller } from "./wait.ts";
+import type { Canceller } from "../wait.ts";
 
 /** Server options. */
 export interface ServeOptions {

@@ -21,7 +21,7 @@ import { checkCompletion, firstDifference } from "./completion.ts";
 import { type ServedClient, serveInTurn, type TurnOptions } from "./serve.ts";
 import type { MemoryRegion } from "./verbs.ts";
 import { WorkRequest } from "./work_request.ts";
-import type { Canceller } from "./wait.ts";
+import type { Canceller } from "../wait.ts";
 
 const INFO_SIZE = 16;
 /** RPING_MIN_BUFSIZE in rping.c: room for "rdma-ping-%d: " with any int. */

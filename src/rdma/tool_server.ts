@@ -7,7 +7,7 @@ import { Listener, Trace } from "./connection.ts";
 import { serve } from "./ping_server.ts";
 import { rpingServe } from "./rping.ts";
 import type { ServedClient } from "./serve.ts";
-import type { Canceller } from "./wait.ts";
+import type { Canceller } from "../wait.ts";
 
 /** Where the server listens, how long it serves, and what it answers. */
 export interface ToolServerOptions {

@@ -22,7 +22,7 @@ import {
 } from "../../ffi/structs.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { addressOf, checkPointer, checkVerbs, cView, readPointer } from "./native.ts";
-import { type Canceller, setNonblocking, waitReadable, wouldBlock } from "./wait.ts";
+import { type Canceller, setNonblocking, waitReadable, wouldBlock } from "../wait.ts";
 
 /** The function in slot `offset` of a context's ops table (ibv_context.ops). */
 function opsSlot(ctx: Deno.PointerObject, offset: number, name: string): Deno.PointerObject {

@@ -6,7 +6,7 @@
  */
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { ensureConfigfsMounted } from "../configfs/mount.ts";
-import { fileKind } from "../configfs/native.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { EnvironmentError } from "../errors.ts";
 import { hostPaths } from "../host_paths.ts";
 import { kernelSourceOptions, kernelSources, type PeerSources } from "./connected.ts";

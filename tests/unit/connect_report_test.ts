@@ -1,6 +1,6 @@
 /** What the connect runs print: addresses read the same as everywhere else, IPv6 in brackets. */
 import assert from "node:assert/strict";
-import { addr, connectAllText } from "../../src/initiator/report.ts";
+import { addr, connectAllText } from "../../src/initiator/connect_report.ts";
 
 Deno.test("connect's reports write an IPv6 target and its referral in brackets", () => {
   assert.equal(addr("rdma", "10.0.0.2", "4420"), "rdma 10.0.0.2:4420");

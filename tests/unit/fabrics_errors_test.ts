@@ -6,7 +6,7 @@ import {
   connectError,
 } from "../../src/fabrics/connect_errors.ts";
 import { isFabricsRecord, parseKmsgRecord } from "../../src/fabrics/kmsg.ts";
-import { parseInstanceReply } from "../../src/fabrics/controller.ts";
+import { parseInstanceReply } from "../../src/fabrics/kernel_controller.ts";
 
 const A: ConnectAttempt = {
   transport: "rdma",

@@ -1,7 +1,7 @@
 /** OwnedFd: the one owned file descriptor every fd-holding class extends or holds. */
 import assert from "node:assert/strict";
 import { OwnedFd } from "../../src/fd.ts";
-import { Canceller } from "../../src/rdma/wait.ts";
+import { Canceller } from "../../src/wait.ts";
 import { KmsgWatch } from "../../src/fabrics/kmsg.ts";
 
 /** Whether `fd` is open in this process. */

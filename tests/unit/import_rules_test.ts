@@ -51,9 +51,6 @@ const COMMAND_TABLE = "src/commands/mod.ts";
  * an edge listed here that no longer occurs fails the test too.
  */
 const KNOWN: readonly string[] = [
-  // the ICMP ping borrows rdma's sockaddr codec and fd wait, though net sits below rdma
-  "src/net/ping.ts -> src/rdma/cm.ts",
-  "src/net/ping.ts -> src/rdma/wait.ts",
   // the RDMA-CM and verbs enums read by a domain room, past rdma
   "src/doctor/reach.ts -> ffi/enums.ts",
 ];

@@ -3,7 +3,7 @@
  * and the fast call path through libffi against the UnsafeFnPointer fallback.
  */
 import assert from "node:assert/strict";
-import { sockaddr } from "../../src/rdma/cm.ts";
+import { sockaddr } from "../../src/net/address.ts";
 import { formatIp, parseIpv6 } from "../../src/net/address.ts";
 import {
   cmEventName,

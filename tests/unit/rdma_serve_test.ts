@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { type ServedClient, serveInTurn, type Turn } from "../../src/rdma/serve.ts";
 import { toolServerText } from "../../src/rdma/tool_server.ts";
-import { CancelledError } from "../../src/rdma/wait.ts";
+import { CancelledError } from "../../src/wait.ts";
 
 /** A turn that runs `run`, recording its end. */
 function turn(run: (entry: ServedClient) => Promise<void>, log: string[]) {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { Connection } from "../../src/rdma/connection.ts";
 import { Spinner } from "../../src/rdma/spin.ts";
-import { CancelledError, type Canceller } from "../../src/rdma/wait.ts";
+import { CancelledError, type Canceller } from "../../src/wait.ts";
 
 /** A spinner whose turns are counted; `between` never touches the connection. */
 function spinner(cancel?: { check(): void }) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { KernelConfigfs } from "../../src/configfs/io.ts";
-import { fileKind } from "../../src/configfs/native.ts";
+import { fileKind } from "../../src/configfs/libc_fs.ts";
 import { STAT } from "../../ffi/libc.ts";
 import { tempDir } from "../helpers.ts";
 

@@ -24,9 +24,8 @@ import {
 import { EACCES, EAGAIN, EPERM } from "../errno.ts";
 import { errnoName, NativeError } from "../errors.ts";
 import { OwnedFd } from "../fd.ts";
-import { isIpv4 } from "./address.ts";
-import { sockaddr } from "../rdma/cm.ts";
-import { waitReadable } from "../rdma/wait.ts";
+import { isIpv4, sockaddr } from "./address.ts";
+import { waitReadable } from "../wait.ts";
 import { echoRequest, type IpFamily, parseEchoReply, payloadForIpSize } from "./icmp.ts";
 
 /** Room for any reply to a probe (the largest IP packet). */

@@ -12,11 +12,11 @@ import {
   libc,
   O_NONBLOCK,
   POLLIN,
-} from "../../ffi/libc.ts";
+} from "../ffi/libc.ts";
 import { setImmediate } from "node:timers";
-import { EAGAIN } from "../errno.ts";
-import { errnoName, FailureError, NativeError } from "../errors.ts";
-import { OwnedFd } from "../fd.ts";
+import { EAGAIN } from "./errno.ts";
+import { errnoName, FailureError, NativeError } from "./errors.ts";
+import { OwnedFd } from "./fd.ts";
 
 /** Thrown by a wait when its Canceller fired. */
 export class CancelledError extends FailureError {

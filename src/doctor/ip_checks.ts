@@ -10,7 +10,8 @@ import { payloadForIpSize } from "../net/icmp.ts";
 import type { EchoOutcome } from "../net/icmp_echo.ts";
 import { type Check, check } from "./check.ts";
 import { roceMtuFor } from "./fabric.ts";
-import { classifyProbe, type ProbeOutcome } from "./reach.ts";
+import type { ProbeOutcome } from "../nvme/admin_probe.ts";
+import { classifyProbe } from "./reach.ts";
 
 /** What the IP probes saw of the target. */
 export interface IpView {

@@ -8,7 +8,8 @@
 import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
 import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
-import { classifyProbe, probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
+import { probeNvmeRdma, type ProbeOutcome } from "../nvme/admin_probe.ts";
+import { classifyProbe } from "./reach.ts";
 import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
 import {
   canonicalIp,

@@ -20,7 +20,7 @@ import {
 import { hostChecks } from "./host.ts";
 import { kernelConnectCheck } from "./kernel_connect.ts";
 import type { DoctorPaths } from "./kernel_paths.ts";
-import { probeNvmeRdma, type ProbeOutcome } from "./reach.ts";
+import { probeNvmeRdma, type ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
 import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";

@@ -15,7 +15,7 @@ import {
 } from "../../src/doctor/ip_checks.ts";
 import { snmpCounter } from "../../src/doctor/ip_probe.ts";
 import { parseArp } from "../../src/net/neighbour.ts";
-import type { ProbeOutcome } from "../../src/doctor/reach.ts";
+import type { ProbeOutcome } from "../../src/nvme/admin_probe.ts";
 
 const UP: IpView = {
   traddr: "10.78.0.1",

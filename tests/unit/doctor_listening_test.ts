@@ -10,7 +10,7 @@ import {
   tcpProbeAddress,
 } from "../../src/doctor/listening.ts";
 import type { TcpProbeOutcome } from "../../src/doctor/reach_tcp.ts";
-import type { ProbeOutcome } from "../../src/doctor/reach.ts";
+import type { ProbeOutcome } from "../../src/nvme/admin_probe.ts";
 
 const PORT: LivePort = {
   name: "3",

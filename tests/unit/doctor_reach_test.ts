@@ -3,13 +3,13 @@
  * the admin-queue connect request it sends (facts §6.1, §6.2).
  */
 import assert from "node:assert/strict";
+import { classifyProbe } from "../../src/doctor/reach.ts";
 import {
   adminConnectRequest,
-  classifyProbe,
   nvmeAcceptQueueSize,
   nvmeRejectStatus,
   type ProbeOutcome,
-} from "../../src/doctor/reach.ts";
+} from "../../src/nvme/admin_probe.ts";
 
 function outcome(p: Partial<ProbeOutcome>): ProbeOutcome {
   return {

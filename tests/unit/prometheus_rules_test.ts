@@ -239,3 +239,14 @@ Deno.test("prometheus: metric and label names are told apart in PromQL", () => {
     ["counter", "device", "instance", "job", "netdev", "port"],
   );
 });
+
+Deno.test("prometheus: docs/metrics.md's Alerts table lists each alert with its severity and for", async () => {
+  const markdown = await Deno.readTextFile(CONTRACT);
+  const section = markdown.split(/^## /m).find((s) => s.startsWith("Alerts"));
+  assert.ok(section, 'docs/metrics.md has no section "Alerts"');
+  const rows = section.split("\n").map((l) => l.split("|").slice(1, -1).map((c) => c.trim()))
+    .filter((c) => c.length >= 3 && /^`Nvmeof\w+`$/.test(c[0]))
+    .map((c) => [c[0].slice(1, -1), c[1], c[2]]);
+  const rules = readRules(await Deno.readTextFile(RULES));
+  assert.deepEqual(rows, rules.map((r) => [r.alert, r.labels?.severity, r.for]));
+});

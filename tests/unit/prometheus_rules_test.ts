@@ -116,68 +116,56 @@ if (skipPromtool) {
   );
 }
 
-async function promtoolRun(args: string[]) {
+/** Runs promtool and returns its stdout, failing on a non-zero exit or a missing promtool. */
+async function promtoolOk(args: string[]): Promise<string> {
   if (!promtool) {
     throw new Error(
       "promtool is missing, and CI=true requires the promtool tests. Install Debian's prometheus " +
         "package: scripts/lab/lab setup (as root).",
     );
   }
-  return await run("promtool", args);
+  const r = await run("promtool", args);
+  assert.equal(r.code, 0, `promtool ${args.join(" ")}: ${r.stdout}${r.stderr}`);
+  return r.stdout;
 }
 
-Deno.test({
-  name: "prometheus: promtool check rules finds every alert and no problem" +
-    (skipPromtool ? SKIPPED : ""),
-  ignore: skipPromtool,
-  async fn() {
-    const r = await promtoolRun(["check", "rules", RULES]);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, new RegExp(`SUCCESS: ${ALERTS.length} rules found`));
-  },
+/** A test that needs promtool: skipped, saying why, where it is missing outside CI. */
+function promtoolTest(name: string, fn: () => Promise<void>) {
+  Deno.test({
+    name: `prometheus: ${name}${skipPromtool ? SKIPPED : ""}`,
+    ignore: skipPromtool,
+    fn,
+  });
+}
+
+promtoolTest("promtool check rules finds every alert and no problem", async () => {
+  const out = await promtoolOk(["check", "rules", RULES]);
+  assert.match(out, new RegExp(`SUCCESS: ${ALERTS.length} rules found`));
 });
 
-Deno.test({
-  name: "prometheus: the promtool unit tests of every alert pass" + (skipPromtool ? SKIPPED : ""),
-  ignore: skipPromtool,
-  async fn() {
-    const r = await promtoolRun(["test", "rules", RULE_TESTS]);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /SUCCESS/);
-  },
+promtoolTest("the promtool unit tests of every alert pass", async () => {
+  assert.match(await promtoolOk(["test", "rules", RULE_TESTS]), /SUCCESS/);
 });
 
-Deno.test({
-  name: "prometheus: the scrape example is a valid configuration that loads the rules" +
-    (skipPromtool ? SKIPPED : ""),
-  ignore: skipPromtool,
-  async fn() {
-    const r = await promtoolRun(["check", "config", SCRAPE_EXAMPLE]);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /SUCCESS: 1 rule files found/);
-    assert.match(r.stdout, new RegExp(`SUCCESS: ${ALERTS.length} rules found`));
-  },
+promtoolTest("the scrape example is a valid configuration that loads the rules", async () => {
+  const out = await promtoolOk(["check", "config", SCRAPE_EXAMPLE]);
+  assert.match(out, /SUCCESS: 1 rule files found/);
+  assert.match(out, new RegExp(`SUCCESS: ${ALERTS.length} rules found`));
 });
 
-Deno.test({
-  name: "prometheus: the README's sed line makes a valid copy whose for: are all short" +
-    (skipPromtool ? SKIPPED : ""),
-  ignore: skipPromtool,
-  async fn() {
-    const readme = await Deno.readTextFile(`${DIR}/README.md`);
-    const line = readme.split("\n").find((l) => l.startsWith("sed -E ") && l.includes("for:"));
-    assert.ok(line, "README.md has no `sed -E … for: …` line");
-    await using dir = await tempDir();
-    await Deno.copyFile(RULES, `${dir.path}/nvmeof.rules.yml`);
-    const sed = await new Deno.Command("sh", { args: ["-c", line], cwd: dir.path }).output();
-    assert.equal(sed.code, 0, new TextDecoder().decode(sed.stderr));
-    const copy = await Deno.readTextFile(`${dir.path}/nvmeof.rules.short.yml`);
-    const rules = readRules(copy);
-    assert.deepEqual(rules.map((r) => r.alert), ALERTS);
-    assert.deepEqual([...new Set(rules.map((r) => r.for))], ["10s"]);
-    const r = await promtoolRun(["check", "rules", `${dir.path}/nvmeof.rules.short.yml`]);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-  },
+promtoolTest("the README's sed line makes a valid copy whose for: are all short", async () => {
+  const readme = await Deno.readTextFile(`${DIR}/README.md`);
+  const line = readme.split("\n").find((l) => l.startsWith("sed -E ") && l.includes("for:"));
+  assert.ok(line, "README.md has no `sed -E … for: …` line");
+  await using dir = await tempDir();
+  await Deno.copyFile(RULES, `${dir.path}/nvmeof.rules.yml`);
+  const sed = await new Deno.Command("sh", { args: ["-c", line], cwd: dir.path }).output();
+  assert.equal(sed.code, 0, new TextDecoder().decode(sed.stderr));
+  const copy = await Deno.readTextFile(`${dir.path}/nvmeof.rules.short.yml`);
+  const rules = readRules(copy);
+  assert.deepEqual(rules.map((r) => r.alert), ALERTS);
+  assert.deepEqual([...new Set(rules.map((r) => r.for))], ["10s"]);
+  await promtoolOk(["check", "rules", `${dir.path}/nvmeof.rules.short.yml`]);
 });
 
 Deno.test("prometheus: the rules hold every alert, each with severity, summary, description", async () => {

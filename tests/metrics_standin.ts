@@ -47,6 +47,7 @@ export async function metricsTree(
   await w(`${p}/hw_counters/rcvd_seq_err`, "3");
   await w(`${p}/hw_counters/duplicate_request`, "1");
   await w(`${p}/hw_counters/lifespan`, "10");
+  await w(`${p}/counters/port_xmit_data`, "1234");
   await w("sys/class/net/eth1/mtu", String(NETDEV_MTU));
 
   // nvmet: port 1 tcp 10.77.0.1:4420 with both subsystems, port 2 rdma with the plain one.

@@ -179,6 +179,11 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import("./doctor.ts").then((m) => m.doctorCommand),
   },
   {
+    name: "metrics",
+    summary: "Print this machine's NVMe-oF metrics in Prometheus' text format",
+    load: () => import("./metrics.ts").then((m) => m.metricsCommand),
+  },
+  {
     name: "completions",
     summary: "Print the shell completion script for bash, zsh or fish",
     load: () => import("./completions.ts").then((m) => m.completionsCommand(COMMANDS)),

@@ -100,12 +100,12 @@ export function collectRdma(sysfs: string): Promise<MetricFamily[]> {
     "The port's rate (ports/<port>/rate, Gb/sec, in bytes per second).",
   );
   const hw = set.family(
-    "nvmeof_rdma_hw_counter_total",
+    "nvmeof_rdma_hw_stats_total",
     "counter",
     "The driver's counters, by file name (ports/<port>/hw_counters/<counter>; not lifespan).",
   );
   const ib = set.family(
-    "nvmeof_rdma_counter_total",
+    "nvmeof_rdma_port_stats_total",
     "counter",
     "The InfiniBand port counters, by file name (ports/<port>/counters/<counter>).",
   );

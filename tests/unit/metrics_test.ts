@@ -178,11 +178,13 @@ Deno.test("metrics: an rxe-like port: state, rate, MTU from its netdev, every hw
   assert.equal(value(f, "nvmeof_rdma_port_phys_state", { state: "LinkUp" }), 1);
   assert.equal(value(f, "nvmeof_rdma_port_rate_bytes_per_second", { port: "1" }), 1.25e9);
   assert.equal(value(f, "nvmeof_rdma_port_active_mtu_bytes", { port: "1" }), 1024);
-  assert.deepEqual(values(f, "nvmeof_rdma_hw_counter_total"), [
+  assert.deepEqual(values(f, "nvmeof_rdma_hw_stats_total"), [
     '{"device":"rxe0","port":"1","counter":"duplicate_request"} 1',
     '{"device":"rxe0","port":"1","counter":"rcvd_seq_err"} 3',
   ]);
-  assert.equal(f.find((x) => x.name === "nvmeof_rdma_counter_total"), undefined);
+  assert.deepEqual(values(f, "nvmeof_rdma_port_stats_total"), [
+    '{"device":"rxe0","port":"1","counter":"port_xmit_data"} 1234',
+  ]);
   assert.equal(stateName("4: ACTIVE"), "ACTIVE");
   assert.equal(rateBytesPerSecond("2.5 Gb/sec (1X SDR)"), 312_500_000);
   assert.equal(roceActiveMtu(9000), 4096);

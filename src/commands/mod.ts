@@ -184,6 +184,11 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import("./metrics.ts").then((m) => m.metricsCommand),
   },
   {
+    name: "exporter",
+    summary: "Serve the metrics over HTTP for Prometheus (GET /metrics)",
+    load: () => import("./exporter.ts").then((m) => m.exporterCommand),
+  },
+  {
     name: "completions",
     summary: "Print the shell completion script for bash, zsh or fish",
     load: () => import("./completions.ts").then((m) => m.completionsCommand(COMMANDS)),

@@ -1,0 +1,96 @@
+/**
+ * `nvmeof exporter`: serves `nvmeof metrics` over HTTP for Prometheus (src/metrics/exporter.ts),
+ * and `exporter enable / disable`: its systemd unit.
+ */
+import { stringFlag } from "../cli/parse.ts";
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import { UsageError } from "../errors.ts";
+
+/** The default --listen, as help shows it (src/metrics/exporter.ts has the same two values). */
+const DEFAULT_LISTEN = "127.0.0.1:9723";
+/** The default --cache-ms (DEFAULT_CACHE_MS). */
+const DEFAULT_CACHE = "2000";
+/** The default --collector-timeout-ms (DEFAULT_COLLECTOR_TIMEOUT_MS). */
+const DEFAULT_TIMEOUT = "5000";
+
+function msFlag(ctx: RunContext, name: string, fallback: string): number {
+  const text = stringFlag(ctx.values, name) ?? fallback;
+  if (!/^\d+$/.test(text)) {
+    throw new UsageError(`Invalid --${name} '${text}': expected milliseconds (a whole number).`);
+  }
+  return Number(text);
+}
+
+async function exporterRun(ctx: RunContext): Promise<CommandResult> {
+  const { parseHostPort } = await import("../net/address.ts");
+  const listenText = stringFlag(ctx.values, "listen") ?? DEFAULT_LISTEN;
+  const listen = parseHostPort(listenText);
+  if (!listen) {
+    throw new UsageError(`Invalid --listen '${listenText}': expected ADDR:PORT.`, {
+      hint: "Give an IP address and a port: 127.0.0.1:9723, 0.0.0.0:9723, [::1]:9723.",
+    });
+  }
+  const cacheMs = msFlag(ctx, "cache-ms", DEFAULT_CACHE);
+  const timeoutMs = msFlag(ctx, "collector-timeout-ms", DEFAULT_TIMEOUT);
+  const { collectFamilies } = await import("../metrics/collect.ts");
+  const { serveMetrics } = await import("../metrics/exporter.ts");
+  const { hostPort } = await import("../net/address.ts");
+  const peers = ctx.env?.target?.peers();
+  const configfs = `${ctx.global.configfs}/nvmet`;
+  const stop = new AbortController();
+  const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
+  const onSignal = () => stop.abort();
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  try {
+    const summary = await serveMetrics({
+      listen,
+      cacheMs,
+      collect: () => collectFamilies({ configfs, peers, timeoutMs }),
+      onListen: (a) =>
+        ctx.note(`nvmeof exporter: listening on http://${hostPort(a.address, a.port)}/metrics`),
+    }, stop.signal);
+    return {
+      data: summary,
+      text: () =>
+        `nvmeof exporter: stopped (${summary.requests} requests, ${summary.collections} ` +
+        "collections)",
+    };
+  } finally {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+  }
+}
+
+/** `nvmeof exporter`. */
+export const exporterCommand: CommandDetails = {
+  description: `
+Serves what 'nvmeof metrics' prints over HTTP for Prometheus: GET /metrics (text format 0.0.4)
+and GET /healthz; any other path is 404, any other method 405. It listens on ${DEFAULT_LISTEN}
+unless --listen names another address (0.0.0.0:9723 for every address; port 0 picks a free
+one) and prints the address on stderr. One collection runs at a time: scrapes meanwhile share it,
+and it is reused for --cache-ms; each collector has its own time limit. Path state changes are
+counted from its start (nvmeof_path_state_changes_total). SIGTERM or SIGINT stops it (exit 0).
+It cannot listen: exit 3, with the reason. 'nvmeof exporter enable' installs it as a service.`,
+  options: {
+    listen: {
+      type: "string",
+      value: "ADDR:PORT",
+      description: `Address and port to listen on (default ${DEFAULT_LISTEN})`,
+    },
+    "cache-ms": {
+      type: "string",
+      value: "MS",
+      description: `Reuse a collection for MS ms (default ${DEFAULT_CACHE})`,
+    },
+    "collector-timeout-ms": {
+      type: "string",
+      value: "MS",
+      description: `Each collector's time limit (default ${DEFAULT_TIMEOUT})`,
+    },
+  },
+  examples: [
+    "nvmeof exporter",
+    "nvmeof exporter --listen 0.0.0.0:9723",
+    "curl -s http://127.0.0.1:9723/metrics | grep nvmeof_path_up",
+  ],
+  run: exporterRun,
+};

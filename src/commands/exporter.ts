@@ -5,6 +5,8 @@
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { UsageError } from "../errors.ts";
+import type { SocketAddress } from "../net/address.ts";
+import { EXPORTER_UNIT } from "../persist/units.ts";
 
 /** The default --listen, as help shows it (src/metrics/exporter.ts has the same two values). */
 const DEFAULT_LISTEN = "127.0.0.1:9723";
@@ -21,15 +23,20 @@ function msFlag(ctx: RunContext, name: string, fallback: string): number {
   return Number(text);
 }
 
-async function exporterRun(ctx: RunContext): Promise<CommandResult> {
+/** The --listen value as an address; a UsageError when it is none. */
+async function listenAddress(text: string): Promise<SocketAddress> {
   const { parseHostPort } = await import("../net/address.ts");
-  const listenText = stringFlag(ctx.values, "listen") ?? DEFAULT_LISTEN;
-  const listen = parseHostPort(listenText);
+  const listen = parseHostPort(text);
   if (!listen) {
-    throw new UsageError(`Invalid --listen '${listenText}': expected ADDR:PORT.`, {
+    throw new UsageError(`Invalid --listen '${text}': expected ADDR:PORT.`, {
       hint: "Give an IP address and a port: 127.0.0.1:9723, 0.0.0.0:9723, [::1]:9723.",
     });
   }
+  return listen;
+}
+
+async function exporterRun(ctx: RunContext): Promise<CommandResult> {
+  const listen = await listenAddress(stringFlag(ctx.values, "listen") ?? DEFAULT_LISTEN);
   const cacheMs = msFlag(ctx, "cache-ms", DEFAULT_CACHE);
   const timeoutMs = msFlag(ctx, "collector-timeout-ms", DEFAULT_TIMEOUT);
   const { collectFamilies } = await import("../metrics/collect.ts");
@@ -58,6 +65,32 @@ async function exporterRun(ctx: RunContext): Promise<CommandResult> {
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);
   }
+}
+
+async function enableRun(ctx: RunContext): Promise<CommandResult> {
+  const listen = stringFlag(ctx.values, "listen");
+  if (listen !== undefined) await listenAddress(listen); // a typo must not become a failing service
+  const { persistPaths } = await import("../persist/etc_paths.ts");
+  const { selfPath } = await import("../persist/self.ts");
+  const { exporterUnitText, installUnit, unitChangeText } = await import("../persist/systemd.ts");
+  const self = selfPath();
+  const change = await installUnit(persistPaths(), EXPORTER_UNIT, {
+    text: exporterUnitText(self, listen),
+    now: ctx.values.now === true,
+    dryRun: ctx.values["dry-run"] === true,
+  });
+  const data = { ...change, listen: listen ?? DEFAULT_LISTEN, program: self.path };
+  return { data, text: () => unitChangeText(change, "enable") };
+}
+
+async function disableRun(ctx: RunContext): Promise<CommandResult> {
+  const { persistPaths } = await import("../persist/etc_paths.ts");
+  const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
+  const change = await removeUnit(persistPaths(), EXPORTER_UNIT, {
+    now: ctx.values.now === true,
+    dryRun: ctx.values["dry-run"] === true,
+  });
+  return { data: change, text: () => unitChangeText(change, "disable") };
 }
 
 /** `nvmeof exporter`. */
@@ -93,4 +126,42 @@ It cannot listen: exit 3, with the reason. 'nvmeof exporter enable' installs it 
     "curl -s http://127.0.0.1:9723/metrics | grep nvmeof_path_up",
   ],
   run: exporterRun,
+};
+
+/** `nvmeof exporter enable`. */
+export const exporterEnableCommand: CommandDetails = {
+  description: `
+Writes ${EXPORTER_UNIT} to /etc/systemd/system and enables it (the multi-user.target.wants
+link 'systemctl enable' makes): it runs 'nvmeof exporter' after network-online.target, restarted
+when it fails, with /usr, /boot and /etc read-only. --listen is checked, then passed to the unit. The unit
+names this program by its absolute path. NVMEOF_SYSTEMD_DIR overrides /etc/systemd/system.`,
+  options: {
+    listen: {
+      type: "string",
+      value: "ADDR:PORT",
+      description: `Address and port the exporter listens on (default ${DEFAULT_LISTEN})`,
+    },
+    now: { type: "boolean", description: "Also (re)start the unit now" },
+    "dry-run": {
+      type: "boolean",
+      description: "Print the unit and where it would go; write nothing",
+    },
+  },
+  examples: [
+    "nvmeof exporter enable --now",
+    "nvmeof exporter enable --listen 0.0.0.0:9723 --now",
+    "nvmeof exporter enable --dry-run   # print the unit",
+  ],
+  run: enableRun,
+};
+
+/** `nvmeof exporter disable`. */
+export const exporterDisableCommand: CommandDetails = {
+  description: `Removes ${EXPORTER_UNIT} and its enable link; --now also stops it.`,
+  options: {
+    now: { type: "boolean", description: "Also stop the unit" },
+    "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
+  },
+  examples: ["nvmeof exporter disable --now"],
+  run: disableRun,
 };

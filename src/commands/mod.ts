@@ -187,6 +187,18 @@ export const COMMANDS: CommandEntry[] = [
     name: "exporter",
     summary: "Serve the metrics over HTTP for Prometheus (GET /metrics)",
     load: () => import("./exporter.ts").then((m) => m.exporterCommand),
+    subcommands: [
+      {
+        name: "enable",
+        summary: "Install the systemd unit that runs the exporter",
+        load: () => import("./exporter.ts").then((m) => m.exporterEnableCommand),
+      },
+      {
+        name: "disable",
+        summary: "Remove the exporter's systemd unit",
+        load: () => import("./exporter.ts").then((m) => m.exporterDisableCommand),
+      },
+    ],
   },
   {
     name: "completions",

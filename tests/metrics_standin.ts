@@ -14,6 +14,10 @@ export const PLAIN_NQN = "nqn.2026-01.io.example:plain";
 /** The stand-in's netdev MTU (a RoCE active MTU of 1024). */
 export const NETDEV_MTU = 1500;
 
+/** Hosts in the stand-in's kernel log. */
+export const HOST_A = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001";
+export const HOST_B = "nqn.2014-08.org.nvmexpress:uuid:bbbbbbbb-0000-4000-8000-000000000002";
+
 /** A `stat` line: reads 10, 80 sectors, 7 ms; writes 20, 160 sectors, 9 ms; 3 in flight. */
 export const STAT_LINE = "10 0 80 7 20 0 160 9 3 50 60 0 0 0 0 0 0";
 
@@ -87,6 +91,17 @@ export async function metricsTree(
       "   0: 01004D0A:1144 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0",
       "   1: 01004D0A:1144 02004D0A:C822 01 00000000:00000000 00:00000000 00000000     0",
       "   2: 01004D0A:1144 02004D0A:C823 01 00000000:00000000 00:00000000 00000000     0",
+    ].join("\n"),
+  );
+  // The kernel log as /dev/kmsg gives it: two controllers for host A, one (with DH-HMAC-CHAP) for B.
+  await w(
+    "dev/kmsg",
+    [
+      `6,801,1000,-;nvmet: creating nvm controller 1 for subsystem ${PLAIN_NQN} for NQN ${HOST_A}.`,
+      "4,802,1001,-;nvme nvme1: starting error recovery",
+      `6,803,1002,-;nvmet: creating nvm controller 2 for subsystem ${PLAIN_NQN} for NQN ${HOST_A}.`,
+      `6,804,1003,-;nvmet: Created nvm controller 3 for subsystem ${PLAIN_NQN} for NQN ${HOST_B} with DH-HMAC-CHAP.`,
+      " SUBSYSTEM=nvmet",
     ].join("\n"),
   );
   return {

@@ -7,6 +7,7 @@
 import { KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/libc_fs.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
+import { readKmsg } from "../fabrics/kmsg.ts";
 import { hostPaths } from "../host_paths.ts";
 import { kernelSources, type PeerSources } from "../target/connected.ts";
 import { VERSION } from "../version.ts";
@@ -96,7 +97,13 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
     host: () => collectHostPaths(paths),
     block: () => collectBlock({ paths, target: tree }),
     rdma: () => collectRdma(sysfs),
-    target: () => collectTarget({ tree, proc, peers: o.peers ?? kernelSources({ proc, sysfs }) }),
+    target: () =>
+      collectTarget({
+        tree,
+        proc,
+        peers: o.peers ?? kernelSources({ proc, sysfs }),
+        kernelLog: (keep) => readKmsg(`${dev}/kmsg`, keep),
+      }),
   };
   const outcomes: Outcome[] = [];
   for (const name of COLLECTORS) outcomes.push(await runCollector(name, runs[name], timeoutMs));

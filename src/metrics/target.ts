@@ -23,6 +23,28 @@ export interface TargetSources {
   peers: PeerSources;
   /** procfs root, for the listening TCP sockets. */
   proc: string;
+  /** The kernel log's messages that `keep` accepts (/dev/kmsg); [] when it cannot be read. */
+  kernelLog?: (keep: (message: string) => boolean) => string[];
+}
+
+/**
+ * nvmet's line for a new controller (nvmet_alloc_ctrl): `nvmet: creating nvm controller 1 for
+ * subsystem SUBNQN for NQN HOSTNQN.` (`created`, and ` with DH-HMAC-CHAP`, on newer kernels).
+ */
+const CONTROLLER_CREATED =
+  /nvmet: (?:creating|created) nvm controller \d+ for subsystem (\S+) for NQN (\S+?)(?: with DH-HMAC-CHAP)?\.?$/i;
+
+/** Per subsystem and host NQN, the controllers the kernel log says were created. */
+export function controllersCreated(messages: string[]): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const m of messages) {
+    const hit = CONTROLLER_CREATED.exec(m);
+    if (!hit) continue;
+    const hosts = out.get(hit[1]) ?? new Map<string, number>();
+    hosts.set(hit[2], (hosts.get(hit[2]) ?? 0) + 1);
+    out.set(hit[1], hosts);
+  }
+  return out;
 }
 
 /** Where the kernel listens: rdma from LISTEN CM ids, tcp from LISTEN sockets; undefined: unknown. */
@@ -151,6 +173,18 @@ export function collectTarget(o: TargetSources): Promise<MetricFamily[]> {
     anyHost({ subsystem_nqn }, s.attr.allow_any_host === "1" ? 1 : 0);
     for (const ns of s.namespaces) {
       enabled({ subsystem_nqn, nsid: String(ns.nsid), device: ns.device_path }, ns.enable ? 1 : 0);
+    }
+  }
+  const created = set.family(
+    "nvmeof_target_host_controllers_created_total",
+    "counter",
+    "Controllers created for a host, counted in the kernel log's 'creating nvm controller … for " +
+      "NQN …' lines it still holds (/dev/kmsg, readable by root).",
+  );
+  if (o.kernelLog) {
+    const bySubsystem = controllersCreated(o.kernelLog((m) => CONTROLLER_CREATED.test(m)));
+    for (const [subsystem_nqn, hosts] of [...bySubsystem].sort()) {
+      for (const [host_nqn, n] of [...hosts].sort()) created({ subsystem_nqn, host_nqn }, n);
     }
   }
   return Promise.resolve(set.families());

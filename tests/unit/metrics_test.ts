@@ -11,7 +11,7 @@ import { parseBlockStat } from "../../src/host/block_stat.ts";
 import { rateBytesPerSecond, roceActiveMtu, stateName } from "../../src/metrics/rdma.ts";
 import type { PeerSources } from "../../src/target/connected.ts";
 import { tempDir } from "../helpers.ts";
-import { metricsTree, ODD_NQN, PLAIN_NQN } from "../metrics_standin.ts";
+import { HOST_A, HOST_B, metricsTree, ODD_NQN, PLAIN_NQN } from "../metrics_standin.ts";
 import { MP_NQN } from "../sysfs_standin.ts";
 
 /** The given RDMA CM ids; two TCP queues of 10.77.0.2 on 10.77.0.1:4420. */
@@ -222,6 +222,10 @@ Deno.test("metrics: the target's ports, subsystems, namespaces, listeners and co
     0,
   );
   assert.equal(value(f, "nvmeof_target_ana_group_state", { port: "2", state: "optimized" }), 1);
+  assert.deepEqual(values(f, "nvmeof_target_host_controllers_created_total"), [
+    `{"subsystem_nqn":"${PLAIN_NQN}","host_nqn":"${HOST_A}"} 2`,
+    `{"subsystem_nqn":"${PLAIN_NQN}","host_nqn":"${HOST_B}"} 1`,
+  ]);
 });
 
 Deno.test("metrics: an NQN with quotes, a backslash, spaces and a newline is escaped in the exposition", async () => {

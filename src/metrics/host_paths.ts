@@ -7,7 +7,7 @@ import { ANA_STATES } from "../configfs/nvmet.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import {
   controllerDir,
-  type ControllerInfo,
+  isFabricsController,
   listSubsystems,
   readAttr,
   type SubsystemInfo,
@@ -31,11 +31,6 @@ export const PATH_STATES = [
 const LIVE = "live";
 /** Milliseconds in a second (queue/io_timeout is in ms). */
 const MS_PER_SECOND = 1000;
-
-/** True for a controller reached over a fabric (not a local PCIe drive). */
-export function isFabricsController(c: ControllerInfo): boolean {
-  return c.transport !== "pcie";
-}
 
 /** The subsystems that have a fabrics controller, with only those controllers. */
 export async function fabricsSubsystems(paths: FabricsPaths): Promise<SubsystemInfo[]> {

@@ -7,13 +7,14 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { UsageError } from "../errors.ts";
 import type { SocketAddress } from "../net/address.ts";
 import { EXPORTER_UNIT } from "../persist/units.ts";
+import {
+  DEFAULT_CACHE_MS,
+  DEFAULT_COLLECTOR_TIMEOUT_MS,
+  DEFAULT_LISTEN,
+} from "../metrics/defaults.ts";
 
-/** The default --listen, as help shows it (src/metrics/exporter.ts has the same two values). */
-const DEFAULT_LISTEN = "127.0.0.1:9723";
-/** The default --cache-ms (DEFAULT_CACHE_MS). */
-const DEFAULT_CACHE = "2000";
-/** The default --collector-timeout-ms (DEFAULT_COLLECTOR_TIMEOUT_MS). */
-const DEFAULT_TIMEOUT = "5000";
+const DEFAULT_CACHE = String(DEFAULT_CACHE_MS);
+const DEFAULT_TIMEOUT = String(DEFAULT_COLLECTOR_TIMEOUT_MS);
 
 function msFlag(ctx: RunContext, name: string, fallback: string): number {
   const text = stringFlag(ctx.values, name) ?? fallback;

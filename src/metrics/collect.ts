@@ -12,6 +12,7 @@ import { hostPaths } from "../host_paths.ts";
 import { kernelSources, type PeerSources } from "../target/connected.ts";
 import { VERSION } from "../version.ts";
 import { collectBlock } from "./block.ts";
+import { DEFAULT_COLLECTOR_TIMEOUT_MS } from "./defaults.ts";
 import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
 import { collectHostPaths } from "./host_paths.ts";
@@ -20,8 +21,6 @@ import { collectTarget } from "./target.ts";
 
 /** Where the kernel's nvmet tree is. */
 export const DEFAULT_NVMET_ROOT = "/sys/kernel/config/nvmet";
-/** Each collector's own time limit unless told (a scrape should answer well within 10 s). */
-export const DEFAULT_COLLECTOR_TIMEOUT_MS = 5000;
 /** The collectors, in the order their families are exported. */
 export const COLLECTORS = ["host", "block", "rdma", "target"] as const;
 /** A collector's name (the `collector` label). */

@@ -7,16 +7,11 @@
  */
 import { EnvironmentError } from "../errors.ts";
 import { hostPort, type SocketAddress } from "../net/address.ts";
+import { DEFAULT_CACHE_MS } from "./defaults.ts";
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from "./exposition.ts";
 import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
 
-/** The exporter's default port; docs/metrics.md says why this one. */
-export const DEFAULT_EXPORTER_PORT = 9723;
-/** It listens on loopback unless told otherwise. */
-export const DEFAULT_EXPORTER_ADDRESS = "127.0.0.1";
-/** How long a collection is reused for scrapes that follow it (ms). */
-export const DEFAULT_CACHE_MS = 2000;
 /** Requests handled at once; more get 503 at once rather than queueing without end. */
 export const MAX_CONCURRENT_REQUESTS = 64;
 

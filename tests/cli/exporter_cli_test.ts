@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { nvmeof, ROOT, Spawned, tempDir } from "../helpers.ts";
 import { metricsTree } from "../metrics_standin.ts";
+import { assertPromtoolAccepts, promtoolMissing } from "../promtool.ts";
 
 /** The exporter on a free port of 127.0.0.1 against a fresh stand-in host. */
 async function exporter(
@@ -77,6 +78,9 @@ Deno.test("exporter: /metrics is what nvmeof metrics prints, as text format 0.0.
   assert.equal(stable(m.text), stable(cli.stdout));
   assert.match(m.text, /^nvmeof_path_state_changes_total\{controller="nvme1"\} 0$/m);
   assert.equal(sample(m.text, "nvmeof_scrape_collections_total"), 1);
+  const why = promtoolMissing();
+  if (why) console.log(`promtool check skipped: ${why}`);
+  else await assertPromtoolAccepts(m.text);
   const h = await get(`${e.base}/healthz`);
   assert.deepEqual([h.status, h.text], [200, "ok\n"]);
 });

@@ -179,6 +179,28 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import("./doctor.ts").then((m) => m.doctorCommand),
   },
   {
+    name: "metrics",
+    summary: "Print this machine's NVMe-oF metrics in Prometheus' text format",
+    load: () => import("./metrics.ts").then((m) => m.metricsCommand),
+  },
+  {
+    name: "exporter",
+    summary: "Serve the metrics over HTTP for Prometheus (GET /metrics)",
+    load: () => import("./exporter.ts").then((m) => m.exporterCommand),
+    subcommands: [
+      {
+        name: "enable",
+        summary: "Install the systemd unit that runs the exporter",
+        load: () => import("./exporter.ts").then((m) => m.exporterEnableCommand),
+      },
+      {
+        name: "disable",
+        summary: "Remove the exporter's systemd unit",
+        load: () => import("./exporter.ts").then((m) => m.exporterDisableCommand),
+      },
+    ],
+  },
+  {
     name: "completions",
     summary: "Print the shell completion script for bash, zsh or fish",
     load: () => import("./completions.ts").then((m) => m.completionsCommand(COMMANDS)),

@@ -4,15 +4,10 @@
  * the target plus a command and a response), read them again. A reliable connection hides a
  * loss by retransmitting, and these counters are where it shows.
  */
-import { fileKind } from "../configfs/libc_fs.ts";
-import { listDir, readText } from "../host/kfs.ts";
+import type { Counters } from "../rdma/port_counters.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import { Controller } from "../nvme/controller.ts";
 import { type Check, check } from "./check.ts";
-import type { DoctorPaths } from "./kernel_paths.ts";
-
-/** Counter values by name. */
-export type Counters = Record<string, number>;
 
 /**
  * Counters that move only when a packet was lost, reordered or retransmitted (rxe:
@@ -25,24 +20,6 @@ export const LOSS_COUNTER =
 
 /** Identify Controller commands the transfer sends. */
 export const TRANSFER_ROUNDS = 32;
-
-/** `<sysfs>/class/infiniband/DEV/ports/PORT/hw_counters/*`, or undefined when absent. */
-export function readHwCounters(
-  paths: DoctorPaths,
-  dev: string,
-  port: number,
-): Counters | undefined {
-  const dir = `${paths.sysfs}/class/infiniband/${dev}/ports/${port}/hw_counters`;
-  if (fileKind(dir, { follow: true }) !== "dir") return undefined;
-  const out: Counters = {};
-  for (const name of listDir(dir)) {
-    try {
-      const v = Number(readText(`${dir}/${name}`, 64).trim());
-      if (Number.isFinite(v)) out[name] = v;
-    } catch { /* unreadable counter: leave it out */ }
-  }
-  return out;
-}
 
 /** The loss counters that moved between two readings, with their increase. */
 export function movedLossCounters(before: Counters, after: Counters): [string, number][] {

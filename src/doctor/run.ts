@@ -24,7 +24,8 @@ import { probeNvmeRdma, type ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
 import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
-import { lossCheck, readHwCounters, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
+import { lossCheck, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
+import { readHwCounters } from "../rdma/port_counters.ts";
 import { readNvmet, targetChecks, targetTransports } from "./target.ts";
 import { listeningChecks } from "./listening.ts";
 import { chooseRole, type Role } from "./role.ts";
@@ -139,14 +140,14 @@ async function lossAfterTransfer(
   const files = await readHostFiles(paths).catch(() => undefined);
   const hostid = o.hostid ?? files?.hostid ?? crypto.randomUUID();
   const hostnqn = o.hostnqn ?? files?.hostnqn ?? `nqn.2014-08.org.nvmexpress:uuid:${hostid}`;
-  const before = readHwCounters(paths, src.device, src.port);
+  const before = readHwCounters(paths.sysfs, src.device, src.port);
   const t = await transferProbe(o.traddr, Number(o.trsvcid), {
     hostnqn,
     hostid,
     timeoutMs: o.timeoutMs,
     rounds: TRANSFER_ROUNDS,
   });
-  const after = readHwCounters(paths, src.device, src.port);
+  const after = readHwCounters(paths.sysfs, src.device, src.port);
   return lossCheck(before, after, {
     dev: src.device,
     port: src.port,

@@ -43,6 +43,47 @@ function openAtEnd(path: string): number {
   }
 }
 
+/** The most bytes of the kernel log readKmsg reads (the largest log_buf_len is 32 MiB; most are 1 MiB). */
+const KMSG_MAX_BYTES = 1 << 22;
+
+/**
+ * The messages the kernel log holds now, oldest first, that `keep` accepts ([] when /dev/kmsg at
+ * `path` cannot be read: it needs CAP_SYSLOG where dmesg_restrict is set). Each read(2) of
+ * /dev/kmsg returns one record; a stand-in file returns many, split at their headers.
+ */
+export function readKmsg(path: string, keep: (message: string) => boolean): string[] {
+  let fd = -1;
+  try {
+    fd = libc().open(
+      new TextEncoder().encode(path + "\0"),
+      O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+      0,
+    );
+  } catch {
+    return [];
+  }
+  if (fd < 0) return [];
+  using owned = new OwnedFd(fd);
+  const c = libc();
+  const buf = new Uint8Array(8192);
+  const dec = new TextDecoder();
+  const out: string[] = [];
+  for (let total = 0; total < KMSG_MAX_BYTES;) {
+    const n = Number(c.read(owned.fd, buf, BigInt(buf.length)));
+    if (n < 0) {
+      if (errno() === EPIPE) continue; // records were overwritten; the next read resumes
+      break; // EAGAIN: the end of the log
+    }
+    if (n === 0) break;
+    total += n;
+    for (const raw of dec.decode(buf.subarray(0, n)).split(/\n(?=\d+,\d+,)/)) {
+      const rec = parseKmsgRecord(raw);
+      if (rec && keep(rec.message)) out.push(rec.message);
+    }
+  }
+  return out;
+}
+
 /** Watches the kernel log from the moment it is started. Close it (or `using`). */
 export class KmsgWatch extends OwnedFd {
   /** Starts at the end of the log; silently inactive when /dev/kmsg cannot be opened. */

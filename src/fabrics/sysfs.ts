@@ -214,6 +214,11 @@ export async function readController(
   };
 }
 
+/** True for a controller reached over a fabric (rdma, tcp, fc, loop), not a local PCIe drive. */
+export function isFabricsController(c: Pick<ControllerInfo, "transport">): boolean {
+  return c.transport !== "pcie";
+}
+
 /** Every controller the host has (fabrics and PCIe). */
 export async function listControllers(paths: FabricsPaths): Promise<ControllerInfo[]> {
   const out: ControllerInfo[] = [];

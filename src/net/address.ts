@@ -141,6 +141,23 @@ export function hostPort(address: string, port: string | number): string {
   return `${address.includes(":") ? `[${address}]` : address}:${port}`;
 }
 
+/** The largest TCP port. */
+const MAX_PORT = 65535;
+
+/**
+ * Parses `ADDR:PORT` as hostPort writes it (`10.0.0.1:9723`, `[::1]:9723`): an IP literal and a
+ * port 0–65535; undefined when it is not one.
+ */
+export function parseHostPort(text: string): SocketAddress | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:\[\]]+)):(\d{1,5})$/.exec(text.trim());
+  if (!m) return undefined;
+  const address = m[1] ?? m[2];
+  const port = Number(m[3]);
+  if (port > MAX_PORT) return undefined;
+  if (m[1] !== undefined ? !isIpv6(address) : !isIpv4(address)) return undefined;
+  return { address, port };
+}
+
 /** True for the wildcard addresses a listener binds to all addresses with. */
 export function isAnyAddress(address: string): boolean {
   return address === "0.0.0.0" || address === "::";

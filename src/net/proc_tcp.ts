@@ -10,6 +10,9 @@ import { formatIp, type SocketAddress } from "./address.ts";
 /** The `st` column of an established connection (TCP_ESTABLISHED in include/net/tcp_states.h). */
 export const TCP_ESTABLISHED = 0x01;
 
+/** The `st` column of a listening socket (TCP_LISTEN in include/net/tcp_states.h). */
+export const TCP_LISTEN = 0x0a;
+
 /** One connection. */
 export interface TcpConnection {
   local: SocketAddress;
@@ -46,8 +49,8 @@ export function parseProcNetTcp(text: string): TcpConnection[] {
   return out;
 }
 
-/** Established TCP connections (IPv4 and IPv6) below the procfs root `proc`; [] if unreadable. */
-export function establishedTcp(proc: string): TcpConnection[] {
+/** TCP sockets (IPv4 and IPv6) in state `state` below the procfs root `proc`; [] if unreadable. */
+export function tcpSockets(proc: string, state: number): TcpConnection[] {
   const out: TcpConnection[] = [];
   for (const f of ["net/tcp", "net/tcp6"]) {
     let text: string;
@@ -56,7 +59,12 @@ export function establishedTcp(proc: string): TcpConnection[] {
     } catch {
       continue;
     }
-    out.push(...parseProcNetTcp(text).filter((c) => c.state === TCP_ESTABLISHED));
+    out.push(...parseProcNetTcp(text).filter((c) => c.state === state));
   }
   return out;
+}
+
+/** Established TCP connections (IPv4 and IPv6) below the procfs root `proc`; [] if unreadable. */
+export function establishedTcp(proc: string): TcpConnection[] {
+  return tcpSockets(proc, TCP_ESTABLISHED);
 }

@@ -46,11 +46,16 @@ function execLine(self: SelfPath, args: string[]): string {
   return [self.path, ...args].map(execWord).join(" ");
 }
 
-function header(command: string, undo: string, self: SelfPath): string[] {
+function header(
+  command: string,
+  undo: string,
+  self: SelfPath,
+  edit = "Edit the spec or the saved connections, not this file",
+): string[] {
   return [
     `# Installed by '${command}'; remove it with '${undo}'.`,
     `# It runs nvmeof's ${self.how}: ${self.path}`,
-    "# Edit the spec or the saved connections, not this file: enabling again rewrites it.",
+    `# ${edit}: enabling again rewrites it.`,
   ];
 }
 
@@ -109,6 +114,40 @@ export function autoconnectUnitText(
     // The retries are bounded by --retry-for; leave room for the last attempt.
     `TimeoutStartSec=${retryFor + 90}`,
     "SyslogIdentifier=nvmeof-autoconnect",
+    "",
+    "[Install]",
+    `WantedBy=${WANTED_BY}`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * The text of nvmeof-exporter.service: `nvmeof exporter`, with `--listen listen` when given,
+ * restarted when it fails. It only reads the kernel's trees: /usr, /boot and /etc are read-only.
+ */
+export function exporterUnitText(self: SelfPath, listen?: string): string {
+  return [
+    ...header(
+      "nvmeof exporter enable",
+      "nvmeof exporter disable",
+      self,
+      "Give 'nvmeof exporter enable' its --listen rather than editing this file",
+    ),
+    "[Unit]",
+    "Description=NVMe over Fabrics metrics for Prometheus (nvmeof exporter)",
+    "Wants=network-online.target",
+    "After=network-online.target",
+    "",
+    "[Service]",
+    "Type=simple",
+    `ExecStart=${execLine(self, ["exporter", ...(listen ? ["--listen", listen] : [])])}`,
+    "Restart=on-failure",
+    "RestartSec=5s",
+    "NoNewPrivileges=yes",
+    "ProtectSystem=full",
+    "ProtectHome=read-only",
+    "PrivateTmp=yes",
+    "SyslogIdentifier=nvmeof-exporter",
     "",
     "[Install]",
     `WantedBy=${WANTED_BY}`,

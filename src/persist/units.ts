@@ -8,7 +8,9 @@
 export const TARGET_UNIT = "nvmeof-target.service";
 /** The unit that runs `connect --saved` at boot. */
 export const AUTOCONNECT_UNIT = "nvmeof-autoconnect.service";
-/** The target both units are wanted by. */
+/** The unit that runs `nvmeof exporter` (the metrics over HTTP). */
+export const EXPORTER_UNIT = "nvmeof-exporter.service";
+/** The target the units are wanted by. */
 export const WANTED_BY = "multi-user.target";
 /** The default bound on the boot-time retries of `connect --saved`, in seconds. */
 export const DEFAULT_RETRY_FOR = 120;

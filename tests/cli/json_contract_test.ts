@@ -155,3 +155,18 @@ Deno.test("contract: list --paths carries nvmeof_json 1; nvme-cli's list and lis
   assert.equal(subsys.code, 0, subsys.stderr);
   assert.doesNotMatch(subsys.stdout, /nvmeof_json/);
 });
+
+Deno.test("contract: metrics -o json carries nvmeof_json 1 and its families, with --textfile the file", async () => {
+  await using d = await tempDir();
+  const env = await multipathTree(d.path);
+  const r = await nvmeof(["metrics", "-o", "json", "--configfs", `${d.path}/config`], { env });
+  assert.equal(r.code, 0, r.stderr);
+  const data = JSON.parse(r.stdout);
+  assertShape(data, { families: "array" });
+  for (const f of data.families) {
+    assert.deepEqual(Object.keys(f).sort(), ["help", "name", "samples", "type"]);
+  }
+  const file = `${d.path}/nvmeof.prom`;
+  const t = await nvmeof(["metrics", "-o", "json", "--textfile", file], { env });
+  assertShape(JSON.parse(t.stdout), { textfile: "string", families: "array" });
+});

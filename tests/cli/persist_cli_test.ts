@@ -144,11 +144,44 @@ Deno.test("enable-autoconnect needs saved connections (or --force) and checks th
   assert.deepEqual(listDir(env.NVMEOF_SYSTEMD_DIR), ["multi-user.target.wants"]);
 });
 
+Deno.test("exporter enable installs the unit with --listen, after the network, restarted on failure; disable removes it", async () => {
+  await using d = await tempDir();
+  const env = await host(d.path);
+  const bad = await nvmeof(["exporter", "enable", "--listen", "127.0.0.1"], { env });
+  assert.equal(bad.code, 2);
+  assert.deepEqual(listDir(env.NVMEOF_SYSTEMD_DIR), [], "a wrong --listen installs nothing");
+  const r = await nvmeof(["exporter", "enable", "--listen", "0.0.0.0:9723"], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /installed .*nvmeof-exporter\.service/);
+  assert.deepEqual(listDir(env.NVMEOF_SYSTEMD_DIR), [
+    "multi-user.target.wants",
+    "multi-user.target.wants/nvmeof-exporter.service",
+    "nvmeof-exporter.service",
+  ]);
+  const unit = await Deno.readTextFile(`${env.NVMEOF_SYSTEMD_DIR}/nvmeof-exporter.service`);
+  assert.ok(unit.includes(`ExecStart=${LAUNCHER} exporter --listen 0.0.0.0:9723\n`), unit);
+  assert.match(unit, /^After=network-online\.target$/m);
+  assert.match(unit, /^Restart=on-failure$/m);
+  const plain = await nvmeof(["exporter", "enable", "--dry-run", "-o", "json"], { env });
+  const data = JSON.parse(plain.stdout);
+  assert.equal(data.listen, "127.0.0.1:9723");
+  assert.match(data.unit_text, new RegExp(`^ExecStart=${LAUNCHER} exporter$`, "m"));
+  const off = await nvmeof(["exporter", "disable"], { env });
+  assert.equal(off.code, 0, off.stderr);
+  assert.deepEqual(listDir(env.NVMEOF_SYSTEMD_DIR), ["multi-user.target.wants"]);
+});
+
 Deno.test("the generated units pass systemd-analyze verify without a warning", async () => {
   await using d = await tempDir();
   const env = await host(d.path);
   await spec(d.path);
-  for (const args of [["target", "enable"], ["enable-autoconnect", "--force"]]) {
+  for (
+    const args of [
+      ["target", "enable"],
+      ["enable-autoconnect", "--force"],
+      ["exporter", "enable", "--listen", "0.0.0.0:9723"],
+    ]
+  ) {
     const r = await nvmeof(args, { env });
     assert.equal(r.code, 0, r.stderr);
   }
@@ -160,6 +193,7 @@ Deno.test("the generated units pass systemd-analyze verify without a warning", a
         "--man=no",
         `${env.NVMEOF_SYSTEMD_DIR}/nvmeof-target.service`,
         `${env.NVMEOF_SYSTEMD_DIR}/nvmeof-autoconnect.service`,
+        `${env.NVMEOF_SYSTEMD_DIR}/nvmeof-exporter.service`,
       ],
       stdout: "piped",
       stderr: "piped",

@@ -133,6 +133,7 @@ const HELP_MAY_LOAD = new Set([
   "src/nvme/bench_options.ts", // bench's --rw modes and --poll-ms default
   "src/persist/units.ts", // the boot units' names and --retry-for default
   "src/configfs/nvmet.ts", // the ANA states and port transports (target ana, target up)
+  "src/metrics/defaults.ts", // the exporter's default address, port and intervals
 ]);
 
 Deno.test("each command's --help loads no domain code: its module, src/cli/ and tables only", async () => {

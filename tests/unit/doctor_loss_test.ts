@@ -3,8 +3,8 @@
  * counters that move only on loss or retransmission decide it.
  */
 import assert from "node:assert/strict";
-import { lossCheck, movedLossCounters, readHwCounters } from "../../src/doctor/loss.ts";
-import type { DoctorPaths } from "../../src/doctor/kernel_paths.ts";
+import { lossCheck, movedLossCounters } from "../../src/doctor/loss.ts";
+import { readHwCounters } from "../../src/rdma/port_counters.ts";
 import { tempDir } from "../helpers.ts";
 
 const BEFORE = {
@@ -56,7 +56,6 @@ Deno.test("hw_counters are read from the sysfs root the doctor is given", async 
   await Deno.mkdir(dir, { recursive: true });
   await Deno.writeTextFile(`${dir}/rcvd_seq_err`, "3\n");
   await Deno.writeTextFile(`${dir}/duplicate_request`, "0\n");
-  const paths = { sysfs: d.path } as DoctorPaths;
-  assert.deepEqual(readHwCounters(paths, "rxe0", 1), { rcvd_seq_err: 3, duplicate_request: 0 });
-  assert.equal(readHwCounters(paths, "rxe0", 2), undefined);
+  assert.deepEqual(readHwCounters(d.path, "rxe0", 1), { rcvd_seq_err: 3, duplicate_request: 0 });
+  assert.equal(readHwCounters(d.path, "rxe0", 2), undefined);
 });

@@ -1,0 +1,131 @@
+/**
+ * One collection: every collector (host, block, rdma, target) once, each under its own time
+ * limit, plus the families that describe the collection itself: which collectors succeeded, how
+ * long each took, and the build. A collector that fails or is late yields
+ * `nvmeof_scrape_collector_success 0` and none of its families; the collection never throws.
+ */
+import { KernelConfigfs } from "../configfs/io.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
+import { type LiveTree, readTree } from "../configfs/nvmet.ts";
+import { readKmsg } from "../fabrics/kmsg.ts";
+import { hostPaths } from "../host_paths.ts";
+import { kernelSources, type PeerSources } from "../target/connected.ts";
+import { VERSION } from "../version.ts";
+import { collectBlock } from "./block.ts";
+import { DEFAULT_COLLECTOR_TIMEOUT_MS } from "./defaults.ts";
+import type { MetricFamily } from "./family.ts";
+import { FamilySet } from "./family_set.ts";
+import { collectHostPaths } from "./host_paths.ts";
+import { collectRdma } from "./rdma.ts";
+import { collectTarget } from "./target.ts";
+
+/** Where the kernel's nvmet tree is. */
+export const DEFAULT_NVMET_ROOT = "/sys/kernel/config/nvmet";
+/** The collectors, in the order their families are exported. */
+export const COLLECTORS = ["host", "block", "rdma", "target"] as const;
+/** A collector's name (the `collector` label). */
+export type CollectorName = typeof COLLECTORS[number];
+
+/** Options of collectFamilies. */
+export interface CollectOptions {
+  /** Roots, defaulting to hostPaths() (src/host_paths.ts) and /sys/kernel/config/nvmet. */
+  sysfs?: string;
+  proc?: string;
+  dev?: string;
+  /** The nvmet root (`<configfs>/nvmet`), read only. */
+  configfs?: string;
+  /** Each collector's own time limit. */
+  timeoutMs?: number;
+  /** Where the target's connections are read (default: the kernel's, below the roots). */
+  peers?: PeerSources;
+}
+
+/** The nvmet tree at `root`, read only; undefined when nvmet is not loaded there. */
+function nvmetTree(root: string): LiveTree | undefined {
+  if (fileKind(root, { follow: true }) !== "dir") return undefined;
+  return readTree(new KernelConfigfs(root));
+}
+
+/** The outcome of one collector. */
+interface Outcome {
+  name: CollectorName;
+  families: MetricFamily[];
+  ok: boolean;
+  seconds: number;
+}
+
+const MS_PER_SECOND = 1000;
+
+/** Runs one collector; late (past `timeoutMs`) or failed is not ok, and its families are dropped. */
+async function runCollector(
+  name: CollectorName,
+  fn: () => Promise<MetricFamily[]>,
+  timeoutMs: number,
+): Promise<Outcome> {
+  const t0 = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((r) => timer = setTimeout(() => r(undefined), timeoutMs));
+  let families: MetricFamily[] | undefined;
+  try {
+    // The work starts in a later task, so that the time limit holds for its asynchronous parts.
+    families = await Promise.race([Promise.resolve().then(fn), late]);
+  } catch {
+    families = undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+  const ms = performance.now() - t0;
+  const ok = families !== undefined && ms <= timeoutMs;
+  return { name, families: ok ? families! : [], ok, seconds: ms / MS_PER_SECOND };
+}
+
+/**
+ * Runs every collector (host, block, rdma, target) once; a failed or late one yields its
+ * nvmeof_scrape_collector_success 0 and no families; never throws for a collector's failure.
+ */
+export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFamily[]> {
+  const host = hostPaths();
+  const sysfs = o.sysfs ?? host.sysfs;
+  const proc = o.proc ?? host.proc;
+  const dev = o.dev ?? host.dev;
+  const nvmet = o.configfs ?? DEFAULT_NVMET_ROOT;
+  const timeoutMs = o.timeoutMs ?? DEFAULT_COLLECTOR_TIMEOUT_MS;
+  const paths = { sysfs, dev, etcNvme: host.etcNvme };
+  const tree = () => nvmetTree(nvmet);
+  const runs: Record<CollectorName, () => Promise<MetricFamily[]>> = {
+    host: () => collectHostPaths(paths),
+    block: () => collectBlock({ paths, target: tree }),
+    rdma: () => collectRdma(sysfs),
+    target: () =>
+      collectTarget({
+        tree,
+        proc,
+        peers: o.peers ?? kernelSources({ proc, sysfs }),
+        kernelLog: (keep) => readKmsg(`${dev}/kmsg`, keep),
+      }),
+  };
+  const outcomes: Outcome[] = [];
+  for (const name of COLLECTORS) outcomes.push(await runCollector(name, runs[name], timeoutMs));
+  return [...metaFamilies(outcomes), ...outcomes.flatMap((r) => r.families)];
+}
+
+/** nvmeof_build_info, nvmeof_scrape_collector_success and nvmeof_scrape_duration_seconds. */
+function metaFamilies(outcomes: Outcome[]): MetricFamily[] {
+  const set = new FamilySet();
+  set.family("nvmeof_build_info", "gauge", "The nvmeof version: 1.")({ version: VERSION }, 1);
+  const success = set.family(
+    "nvmeof_scrape_collector_success",
+    "gauge",
+    "1 when the collector succeeded within its time limit, else 0.",
+  );
+  const duration = set.family(
+    "nvmeof_scrape_duration_seconds",
+    "gauge",
+    "How long the collector took.",
+  );
+  for (const r of outcomes) {
+    success({ collector: r.name }, r.ok ? 1 : 0);
+    duration({ collector: r.name }, r.seconds);
+  }
+  return set.families();
+}

@@ -1,0 +1,44 @@
+/**
+ * The Prometheus text exposition format, version 0.0.4: what `nvmeof metrics` prints, the
+ * textfile collector reads and the exporter serves. Each family's `# HELP` and `# TYPE` once, then
+ * its samples, one a line: `name{label="value",…} value`.
+ */
+import type { MetricFamily, Sample } from "./family.ts";
+
+/** The Content-Type of the text format 0.0.4, as Prometheus asks for it. */
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** A label value as the format quotes it: `\` → `\\`, `"` → `\"`, a newline → `\n`. */
+export function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+/** A HELP text as the format reads it: `\` → `\\`, a newline → `\n` (quotes stay). */
+export function escapeHelp(text: string): string {
+  return text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+}
+
+/** A sample value as Prometheus parses it (Go's ParseFloat): `NaN`, `+Inf`, `-Inf`, or the number. */
+export function formatValue(value: number): string {
+  if (Number.isNaN(value)) return "NaN";
+  if (value === Infinity) return "+Inf";
+  if (value === -Infinity) return "-Inf";
+  return String(value);
+}
+
+function sampleLine(name: string, s: Sample): string {
+  const labels = Object.entries(s.labels)
+    .map(([k, v]) => `${k}="${escapeLabelValue(v)}"`)
+    .join(",");
+  return `${name}${labels ? `{${labels}}` : ""} ${formatValue(s.value)}`;
+}
+
+/** Renders families in the text format 0.0.4, ending with a newline (empty for no families). */
+export function renderExposition(families: readonly MetricFamily[]): string {
+  const lines: string[] = [];
+  for (const f of families) {
+    lines.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples) lines.push(sampleLine(f.name, s));
+  }
+  return lines.length ? lines.join("\n") + "\n" : "";
+}

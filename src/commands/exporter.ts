@@ -45,6 +45,37 @@ async function exporterRun(ctx: RunContext): Promise<CommandResult> {
   const { hostPort } = await import("../net/address.ts");
   const peers = ctx.env?.target?.peers();
   const configfs = `${ctx.global.configfs}/nvmet`;
+  // A collector's failure is said once when it starts failing (with why) and once when it
+  // recovers, not at every scrape.
+  const failing = new Map<string, string>();
+  const onCollectorError = (name: string, reason: string) => {
+    if (failing.get(name) !== reason) {
+      ctx.note(
+        `nvmeof exporter: the ${name} collector failed, its families are left out: ${reason}`,
+      );
+    }
+    failing.set(name, reason);
+  };
+  const collect = async () => {
+    const before = new Set(failing.keys());
+    const seen = new Set<string>();
+    const families = await collectFamilies({
+      configfs,
+      peers,
+      timeoutMs,
+      onCollectorError: (name, reason) => {
+        seen.add(name);
+        onCollectorError(name, reason);
+      },
+    });
+    for (const name of before) {
+      if (!seen.has(name)) {
+        failing.delete(name);
+        ctx.note(`nvmeof exporter: the ${name} collector works again`);
+      }
+    }
+    return families;
+  };
   const stop = new AbortController();
   const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
   const onSignal = () => stop.abort();
@@ -53,7 +84,7 @@ async function exporterRun(ctx: RunContext): Promise<CommandResult> {
     const summary = await serveMetrics({
       listen,
       cacheMs,
-      collect: () => collectFamilies({ configfs, peers, timeoutMs }),
+      collect,
       onListen: (a) =>
         ctx.note(`nvmeof exporter: listening on http://${hostPort(a.address, a.port)}/metrics`),
     }, stop.signal);

@@ -16,6 +16,10 @@ async function metricsRun(ctx: RunContext): Promise<CommandResult> {
   const families = await collectFamilies({
     configfs: `${ctx.global.configfs}/nvmet`,
     peers: ctx.env?.target?.peers(),
+    onCollectorError: (name, reason) =>
+      ctx.note(
+        `nvmeof metrics: the ${name} collector failed, its families are left out: ${reason}`,
+      ),
   });
   const exposition = renderExposition(families);
   const textfile = stringFlag(ctx.values, "textfile");

@@ -38,6 +38,8 @@ export interface CollectOptions {
   timeoutMs?: number;
   /** Where the target's connections are read (default: the kernel's, below the roots). */
   peers?: PeerSources;
+  /** Told why a collector failed or was late, so a caller can say it (stderr, a log). */
+  onCollectorError?: (collector: CollectorName, reason: string) => void;
 }
 
 /** The nvmet tree at `root`, read only; undefined when nvmet is not loaded there. */
@@ -52,6 +54,8 @@ interface Outcome {
   families: MetricFamily[];
   ok: boolean;
   seconds: number;
+  /** Why it is not ok. */
+  reason?: string;
 }
 
 const MS_PER_SECOND = 1000;
@@ -66,17 +70,20 @@ async function runCollector(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((r) => timer = setTimeout(() => r(undefined), timeoutMs));
   let families: MetricFamily[] | undefined;
+  let reason: string | undefined;
   try {
     // The work starts in a later task, so that the time limit holds for its asynchronous parts.
     families = await Promise.race([Promise.resolve().then(fn), late]);
-  } catch {
+  } catch (err) {
     families = undefined;
+    reason = err instanceof Error ? err.message : String(err);
   } finally {
     clearTimeout(timer);
   }
   const ms = performance.now() - t0;
   const ok = families !== undefined && ms <= timeoutMs;
-  return { name, families: ok ? families! : [], ok, seconds: ms / MS_PER_SECOND };
+  if (!ok) reason ??= `it took longer than its limit of ${timeoutMs} ms`;
+  return { name, families: ok ? families! : [], ok, seconds: ms / MS_PER_SECOND, reason };
 }
 
 /**
@@ -105,7 +112,11 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
       }),
   };
   const outcomes: Outcome[] = [];
-  for (const name of COLLECTORS) outcomes.push(await runCollector(name, runs[name], timeoutMs));
+  for (const name of COLLECTORS) {
+    const outcome = await runCollector(name, runs[name], timeoutMs);
+    if (!outcome.ok) o.onCollectorError?.(name, outcome.reason!);
+    outcomes.push(outcome);
+  }
   return [...metaFamilies(outcomes), ...outcomes.flatMap((r) => r.families)];
 }
 

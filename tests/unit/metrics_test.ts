@@ -247,7 +247,9 @@ Deno.test("metrics: an NQN with quotes, a backslash, spaces and a newline is esc
 Deno.test("metrics: a failing collector yields success 0 and none of its families; the others stay", async () => {
   await using d = await tempDir();
   const { env, nvmet } = await metricsTree(d.path);
+  const told: string[] = [];
   const families = await collectFamilies({
+    onCollectorError: (name, reason) => told.push(`${name}: ${reason}`),
     sysfs: env.NVMEOF_SYSFS,
     proc: env.NVMEOF_PROC,
     dev: env.NVMEOF_DEV,
@@ -263,10 +265,12 @@ Deno.test("metrics: a failing collector yields success 0 and none of its familie
   assert.equal(value(families, "nvmeof_scrape_collector_success", { collector: "host" }), 1);
   assert.equal(families.some((f) => f.name.startsWith("nvmeof_target_")), false);
   assert.equal(families.some((f) => f.name === "nvmeof_path_info"), true);
+  assert.deepEqual(told, ["target: boom"]);
 });
 
 Deno.test("metrics: a collector past its time limit counts as failed", async () => {
   await using d = await tempDir();
+  const told: string[] = [];
   const { env, nvmet } = await metricsTree(d.path);
   const families = await collectFamilies({
     sysfs: env.NVMEOF_SYSFS,
@@ -274,9 +278,12 @@ Deno.test("metrics: a collector past its time limit counts as failed", async () 
     dev: env.NVMEOF_DEV,
     configfs: nvmet,
     timeoutMs: 0,
+    onCollectorError: (name, reason) => told.push(`${name}: ${reason}`),
   });
   for (const collector of ["host", "block", "rdma", "target"]) {
     assert.equal(value(families, "nvmeof_scrape_collector_success", { collector }), 0);
   }
   assert.equal(families.length, 3);
+  assert.equal(told.length, 4);
+  assert.match(told[0], /^host: it took longer than its limit of 0 ms$/);
 });

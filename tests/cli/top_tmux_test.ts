@@ -113,48 +113,47 @@ sleep 600
   }
 }
 
-Deno.test({
-  name: "top on a terminal: draws, redraws on resize, q quits and the tty mode is restored" +
-    (skip ? " (skipped: no tmux)" : ""),
-  ignore: skip,
-  async fn() {
-    await using dir = await tempDir();
-    await using s = new TopSession(dir.path);
-    const first = await s.start();
-    assert.match(first, /first sample/);
-    assert.match(first, /nothing to show|SUBSYSTEMS/);
+/** A test of top in a fresh tmux session, skipped (saying so) where tmux is missing outside CI. */
+function tmuxTest(name: string, fn: (s: TopSession) => Promise<void>): void {
+  Deno.test({
+    name: `top on a terminal: ${name}${skip ? " (skipped: no tmux)" : ""}`,
+    ignore: skip,
+    async fn() {
+      await using dir = await tempDir();
+      await using s = new TopSession(dir.path);
+      await fn(s);
+    },
+  });
+}
 
-    // Keys arrive raw while top runs: the pane's tty is not in the mode it was started in.
-    const tty = (await s.tmux("display-message", "-p", "-t", "top", "#{pane_tty}")).stdout.trim();
-    const during = await run("stty", ["-g", "-F", tty]);
-    assert.equal(during.code, 0, during.stderr);
-    assert.notEqual(during.stdout, await s.read("before"), "raw mode while top runs");
+tmuxTest("draws, redraws on resize, q quits and the tty mode is restored", async (s) => {
+  const first = await s.start();
+  assert.match(first, /first sample/);
+  assert.match(first, /nothing to show|SUBSYSTEMS/);
 
-    // Narrower than the 'nothing to show' line: a redraw cuts it with '…' at the new width.
-    const resized = await s.tmux("resize-window", "-t", "top", "-x", String(NARROW));
-    assert.equal(resized.code, 0, resized.stderr);
-    const narrow = await waitFor("the redraw at the new width", async () => {
-      const p = await s.pane();
-      return p.split("\n").some((l) => l.endsWith("…") && [...l].length === NARROW) ? p : undefined;
-    });
-    for (const l of narrow.split("\n")) assert.ok([...l].length <= NARROW, l);
+  // Keys arrive raw while top runs: the pane's tty is not in the mode it was started in.
+  const tty = (await s.tmux("display-message", "-p", "-t", "top", "#{pane_tty}")).stdout.trim();
+  const during = await run("stty", ["-g", "-F", tty]);
+  assert.equal(during.code, 0, during.stderr);
+  assert.notEqual(during.stdout, await s.read("before"), "raw mode while top runs");
 
-    const sent = await s.tmux("send-keys", "-t", "top", "q");
-    assert.equal(sent.code, 0, sent.stderr);
-    await s.assertEndedRestored();
-  },
+  // Narrower than the 'nothing to show' line: a redraw cuts it with '…' at the new width.
+  const resized = await s.tmux("resize-window", "-t", "top", "-x", String(NARROW));
+  assert.equal(resized.code, 0, resized.stderr);
+  const narrow = await waitFor("the redraw at the new width", async () => {
+    const p = await s.pane();
+    return p.split("\n").some((l) => l.endsWith("…") && [...l].length === NARROW) ? p : undefined;
+  });
+  for (const l of narrow.split("\n")) assert.ok([...l].length <= NARROW, l);
+
+  const sent = await s.tmux("send-keys", "-t", "top", "q");
+  assert.equal(sent.code, 0, sent.stderr);
+  await s.assertEndedRestored();
 });
 
-Deno.test({
-  name: "top on a terminal: SIGTERM ends it with the tty mode and main screen restored" +
-    (skip ? " (skipped: no tmux)" : ""),
-  ignore: skip,
-  async fn() {
-    await using dir = await tempDir();
-    await using s = new TopSession(dir.path);
-    await s.start();
-    const pid = Number((await waitFor("top's pid", () => s.read("pid"))).trim());
-    Deno.kill(pid, "SIGTERM");
-    await s.assertEndedRestored();
-  },
+tmuxTest("SIGTERM ends it with the tty mode and main screen restored", async (s) => {
+  await s.start();
+  const pid = Number((await waitFor("top's pid", () => s.read("pid"))).trim());
+  Deno.kill(pid, "SIGTERM");
+  await s.assertEndedRestored();
 });

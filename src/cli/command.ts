@@ -62,6 +62,11 @@ export interface CommandResult<T = unknown> {
   format?(name: string, data: T): string | undefined;
   /** 0 unless the command completed with something failed (never 0 on partial failure). */
   exitCode?: number;
+  /**
+   * The command wrote its output to stdout itself as it went (a live view, JSON lines one per
+   * refresh), so main renders nothing more, in any format.
+   */
+  streamed?: boolean;
 }
 
 /** What a command's module defines: its flags, help and `run`. Its name and summary are the table's. */

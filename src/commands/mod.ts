@@ -201,6 +201,11 @@ export const COMMANDS: CommandEntry[] = [
     ],
   },
   {
+    name: "top",
+    summary: "Live view of subsystems, paths, I/O rates, RDMA errors and target ports",
+    load: () => import("./top.ts").then((m) => m.topCommand),
+  },
+  {
     name: "completions",
     summary: "Print the shell completion script for bash, zsh or fish",
     load: () => import("./completions.ts").then((m) => m.completionsCommand(COMMANDS)),

@@ -30,6 +30,7 @@ export function genericText(data: unknown, indent = ""): string {
 
 /** Renders a command's result for stdout in the chosen format. */
 export function render(result: CommandResult, format: string): string {
+  if (result.streamed) return "";
   if (format === "json") return toJson(result.data) + "\n";
   const own = format === "text" ? undefined : result.format?.(format, result.data);
   const text = own !== undefined

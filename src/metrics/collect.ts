@@ -58,7 +58,8 @@ interface Outcome {
   reason?: string;
 }
 
-const MS_PER_SECOND = 1000;
+const US_PER_MS = 1000;
+const US_PER_SECOND = 1_000_000;
 
 /** Runs one collector; late (past `timeoutMs`) or failed is not ok, and its families are dropped. */
 async function runCollector(
@@ -83,7 +84,9 @@ async function runCollector(
   const ms = performance.now() - t0;
   const ok = families !== undefined && ms <= timeoutMs;
   if (!ok) reason ??= `it took longer than its limit of ${timeoutMs} ms`;
-  return { name, families: ok ? families! : [], ok, seconds: ms / MS_PER_SECOND, reason };
+  // Microseconds are more than a scrape's timing can tell; the rest is float noise in the output.
+  const seconds = Math.round(ms * US_PER_MS) / US_PER_SECOND;
+  return { name, families: ok ? families! : [], ok, seconds, reason };
 }
 
 /**

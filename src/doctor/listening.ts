@@ -10,6 +10,15 @@ import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { probeNvmeRdma, type ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyProbe } from "./reach.ts";
+import { kernelLog } from "../fabrics/kmsg.ts";
+import { readText } from "../host/kfs.ts";
+import {
+  lastFlap,
+  type NicFlap,
+  RXE_FLAP_RECORDS,
+  rxeRecreateCommand,
+  wallClockOf,
+} from "./nic_flap.ts";
 import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
 import {
   canonicalIp,
@@ -53,10 +62,51 @@ export function tcpProbeAddress(traddr: string, local = localAddresses()): strin
   return localInterfaceOf(traddr, local) ? traddr : undefined;
 }
 
-/** The verdict on one port from the probe's answer. */
-export function classifyListening(p: LivePort, o: ProbeOutcome): Check {
+/** The netdev flap behind a port's address, as the doctor dates it. */
+export interface PortFlap {
+  flap: NicFlap;
+  /** The netdev of the port's address (fab0). */
+  netdev: string;
+  downAt: Date;
+  upAt?: Date;
+}
+
+/** The step that re-enables port P: unlink and relink its subsystems (nvmet binds anew). */
+function relinkStep(p: LivePort): string {
+  const ports = `/sys/kernel/config/nvmet/ports/${p.id}/subsystems`;
+  const nqn = p.subsystems.length === 1 ? p.subsystems[0] : "NQN";
+  return `rm ${ports}/${nqn}; ln -s /sys/kernel/config/nvmet/subsystems/${nqn} ${ports}/${nqn}`;
+}
+
+/**
+ * The verdict on a port whose listener does not answer since its rxe netdev went down and came
+ * back (nic_flap.ts), or undefined when the probe's answer or the kernel log is not that.
+ */
+export function classifyFlapped(p: LivePort, o: ProbeOutcome, f?: PortFlap): Check | undefined {
+  if (!f?.upAt || (o.event !== "TIMEOUT" && o.event !== "UNREACHABLE")) return undefined;
+  const dev = f.flap.device;
+  const back = ` and came back at ${f.upAt.toISOString()}`;
+  return check(
+    `target.port.${p.id}.listening`,
+    "fail",
+    `the storage server's NIC ${f.netdev} (${dev}) went down at ${f.downAt.toISOString()}${back}; ` +
+      `port ${p.id}'s RDMA listener at ${hostPort(o.traddr, o.trsvcid)} has not answered since ` +
+      `(${o.event}): a send on Soft-RoCE's management queue pair (QP1) while the link was down ` +
+      "(a disconnect) left its receive side in error, so it drops every connect request",
+    `make ${dev} anew, then re-enable the port: ${rxeRecreateCommand(dev, f.netdev)}; ${
+      relinkStep(p)
+    } ` +
+      `(drops the connections on ${dev}; hosts reconnect by themselves; Soft-RoCE only, a hardware RoCE NIC ` +
+      "keeps its QP1: docs/nic_flap.md)",
+  );
+}
+
+/** The verdict on one port from the probe's answer (and its netdev's flap, when there was one). */
+export function classifyListening(p: LivePort, o: ProbeOutcome, flap?: PortFlap): Check {
   const id = `target.port.${p.id}.listening`;
   const where = hostPort(o.traddr, o.trsvcid);
+  const flapped = classifyFlapped(p, o, flap);
+  if (flapped) return flapped;
   const v = classifyProbe(o);
   if (v.status === "ok" || v.status === "warn") {
     return check(
@@ -78,6 +128,26 @@ export function classifyListening(p: LivePort, o: ProbeOutcome): Check {
   );
 }
 
+/** The flap of the rxe device behind `gid` in the kernel log under `dev` (undefined: none, or unreadable). */
+export function portFlap(
+  gid: { dev: string; gid: { netdev?: string | null } },
+  paths: { dev: string; proc: string },
+  nowMs = Date.now(),
+): PortFlap | undefined {
+  const flap = lastFlap(kernelLog(`${paths.dev}/kmsg`, RXE_FLAP_RECORDS), gid.dev);
+  let uptime = NaN;
+  try {
+    uptime = Number(readText(`${paths.proc}/uptime`).split(" ")[0]);
+  } catch { /* no uptime: no date, no verdict */ }
+  if (!flap || !Number.isFinite(uptime) || uptime <= 0) return undefined;
+  return {
+    flap,
+    netdev: gid.gid.netdev ?? "its netdev",
+    downAt: wallClockOf(flap.downUsec, uptime, nowMs),
+    ...(flap.upUsec !== undefined ? { upAt: wallClockOf(flap.upUsec, uptime, nowMs) } : {}),
+  };
+}
+
 /**
  * Probes every enabled rdma or tcp port of `tree` (readNvmet's; undefined: nvmet is not there)
  * whose address is local; other ports are left to the address checks.
@@ -86,6 +156,7 @@ export async function listeningChecks(
   tree: LiveTree | undefined,
   devices: Devices,
   timeoutMs: number,
+  paths: { dev: string; proc: string } = { dev: "/dev", proc: "/proc" },
 ): Promise<Check[]> {
   if (!tree) return [];
   const out: Check[] = [];
@@ -100,9 +171,14 @@ export async function listeningChecks(
       continue;
     }
     if (p.attr.addr_trtype !== "rdma" || "error" in devices) continue;
-    if (!gidsFor(devices, addr).length) continue;
+    const gids = gidsFor(devices, addr);
+    if (!gids.length) continue;
     try {
-      out.push(classifyListening(p, await probeNvmeRdma(addr, port, { timeoutMs })));
+      const o = await probeNvmeRdma(addr, port, { timeoutMs });
+      const flap = o.event === "TIMEOUT" || o.event === "UNREACHABLE"
+        ? portFlap(gids[0], paths)
+        : undefined;
+      out.push(classifyListening(p, o, flap));
     } catch (err) {
       out.push(check(
         `target.port.${p.id}.listening`,

@@ -206,7 +206,7 @@ export async function runDoctor(paths: DoctorPaths, o: DoctorOptions): Promise<D
       nqn: o.nqn,
       hostnqn,
     }, role === "target"));
-    checks.push(...await listeningChecks(nvmet, devices, o.timeoutMs));
+    checks.push(...await listeningChecks(nvmet, devices, o.timeoutMs, paths));
   }
 
   if (!o.traddr) {

@@ -7,7 +7,7 @@
 import { KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/libc_fs.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
-import { readKmsg } from "../fabrics/kmsg.ts";
+import { kernelLog } from "../fabrics/kmsg.ts";
 import { hostPaths } from "../host_paths.ts";
 import { kernelSources, type PeerSources } from "../target/connected.ts";
 import { VERSION } from "../version.ts";
@@ -111,7 +111,7 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
         tree,
         proc,
         peers: o.peers ?? kernelSources({ proc, sysfs }),
-        kernelLog: (keep) => readKmsg(`${dev}/kmsg`, keep),
+        kernelLog: (match) => kernelLog(`${dev}/kmsg`, match).map((r) => r.message),
       }),
   };
   const outcomes: Outcome[] = [];

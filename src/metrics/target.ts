@@ -23,8 +23,8 @@ export interface TargetSources {
   peers: PeerSources;
   /** procfs root, for the listening TCP sockets. */
   proc: string;
-  /** The kernel log's messages that `keep` accepts (/dev/kmsg); [] when it cannot be read. */
-  kernelLog?: (keep: (message: string) => boolean) => string[];
+  /** The kernel log's messages that `match` matches (/dev/kmsg); [] when it cannot be read. */
+  kernelLog?: (match: RegExp) => string[];
 }
 
 /**
@@ -182,7 +182,7 @@ export function collectTarget(o: TargetSources): Promise<MetricFamily[]> {
       "NQN …' lines it still holds (/dev/kmsg, readable by root).",
   );
   if (o.kernelLog) {
-    const bySubsystem = controllersCreated(o.kernelLog((m) => CONTROLLER_CREATED.test(m)));
+    const bySubsystem = controllersCreated(o.kernelLog(CONTROLLER_CREATED));
     for (const [subsystem_nqn, hosts] of [...bySubsystem].sort()) {
       for (const [host_nqn, n] of [...hosts].sort()) created({ subsystem_nqn, host_nqn }, n);
     }

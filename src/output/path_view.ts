@@ -65,7 +65,8 @@ function neighbourHint(c: ControllerInfo): string | undefined {
     ? `${arpWords(n)}: the link to the target is down or blocked, so every reconnect fails ` +
       "before it reaches the target ('nvmeof doctor' shows how to check the link)"
     : `${arpWords(n)}: the link answers, so look at the target side ('nvmeof doctor -a ` +
-      `${n.address} …' probes it)`;
+      `${n.address} …' probes it); if the storage server's NIC went down and up, its RDMA ` +
+      "listener may be stale (Soft-RoCE): run 'nvmeof doctor' on the storage server";
 }
 
 function plural(n: number, word: string): string {

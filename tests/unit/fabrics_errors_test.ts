@@ -106,6 +106,7 @@ Deno.test("kmsg records parse; only fabrics ones are kept", () => {
   assert.deepEqual(r, {
     priority: 3,
     seq: 1234,
+    usec: 5678901,
     message: "nvme nvme1: Connect rejected: status 8",
   });
   assert.equal(parseKmsgRecord("garbage"), undefined);

@@ -234,6 +234,11 @@ Deno.test("withNeighbours reads ARP for controllers that are not live only; an a
     text,
     /ARP for 10\.77\.0\.1 answered \(52:54:00:12:34:56 on fab1\): the link answers/,
   );
+  // A silent target with a resolved neighbour: its RDMA listener may be stale after a NIC flap.
+  assert.match(
+    text,
+    /NIC went down and up, its RDMA listener may be stale.*'nvmeof doctor' on the storage server/,
+  );
   assert.doesNotMatch(text, /ARP unanswered/);
   // No ARP table (an IPv6 target, or no procfs): nothing is added.
   const [bare] = withNeighbours(subsystems, `${dir.path}/nowhere`);

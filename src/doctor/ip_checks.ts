@@ -12,6 +12,8 @@ import { type Check, check } from "./check.ts";
 import { roceMtuFor } from "./fabric.ts";
 import type { ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyProbe } from "./reach.ts";
+import { type PortFlap, rxeRecreateCommand } from "./nic_flap.ts";
+import { hostPort } from "../net/address.ts";
 
 /** What the IP probes saw of the target. */
 export interface IpView {
@@ -163,6 +165,28 @@ export function listenerCheck(o: ProbeOutcome, v: IpView): Check {
     );
   }
   return c;
+}
+
+/**
+ * reach.listener when the target's RDMA-CM gave no answer and THIS host's rxe device (the one the
+ * probe left from) went down and came back in the kernel log: its own QP1 dropped the replies
+ * (docs/nic_flap.md). Undefined when the probe's answer or the flap is not that.
+ */
+export function classifyHostFlapped(o: ProbeOutcome, f?: PortFlap): Check | undefined {
+  if (!f?.upAt || !noCmReply(o) || !o.src || o.src.device !== f.flap.device) return undefined;
+  const dev = f.flap.device;
+  return check(
+    "reach.listener",
+    "fail",
+    `this host's NIC ${f.netdev} (${dev}) went down at ${f.downAt.toISOString()} and came back at ` +
+      `${f.upAt.toISOString()}; its RDMA-CM has not answered since: no reply from ` +
+      `${hostPort(o.traddr, o.trsvcid)} to ${o.attempts ?? 1} connect request(s): a send on ` +
+      "Soft-RoCE's management queue pair (QP1) while the link was down (a disconnect) left its " +
+      "receive side in error, so it drops every CM reply",
+    `make ${dev} anew: ${rxeRecreateCommand(dev, f.netdev)} (Soft-RoCE only; drops this host's ` +
+      `connections on ${dev}); then the paths reconnect by themselves, or nvmeof connect --saved ` +
+      "(docs/nic_flap.md)",
+  );
 }
 
 /** This host's side of the path, and the DF echoes sent along it. */

@@ -10,15 +10,7 @@ import { type Check, check } from "./check.ts";
 import { type Devices, gidsFor } from "./fabric.ts";
 import { probeNvmeRdma, type ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyProbe } from "./reach.ts";
-import { kernelLog } from "../fabrics/kmsg.ts";
-import { readText } from "../host/kfs.ts";
-import {
-  lastFlap,
-  type NicFlap,
-  RXE_FLAP_RECORDS,
-  rxeRecreateCommand,
-  wallClockOf,
-} from "./nic_flap.ts";
+import { type PortFlap, portFlap, rxeRecreateCommand } from "./nic_flap.ts";
 import { classifyTcpProbe, probeNvmeTcp, type TcpProbeOutcome } from "./reach_tcp.ts";
 import {
   canonicalIp,
@@ -60,15 +52,6 @@ export function tcpProbeAddress(traddr: string, local = localAddresses()): strin
   const c = canonicalIp(traddr);
   if (c && isAnyAddress(c)) return c === "::" ? "::1" : "127.0.0.1";
   return localInterfaceOf(traddr, local) ? traddr : undefined;
-}
-
-/** The netdev flap behind a port's address, as the doctor dates it. */
-export interface PortFlap {
-  flap: NicFlap;
-  /** The netdev of the port's address (fab0). */
-  netdev: string;
-  downAt: Date;
-  upAt?: Date;
 }
 
 /** The step that re-enables port P: unlink and relink its subsystems (nvmet binds anew). */
@@ -126,26 +109,6 @@ export function classifyListening(p: LivePort, o: ProbeOutcome, flap?: PortFlap)
       `to bind again: rm /sys/kernel/config/nvmet/ports/${p.id}/subsystems/NQN; ln -s ` +
       `/sys/kernel/config/nvmet/subsystems/NQN /sys/kernel/config/nvmet/ports/${p.id}/subsystems/NQN`,
   );
-}
-
-/** The flap of the rxe device behind `gid` in the kernel log under `dev` (undefined: none, or unreadable). */
-export function portFlap(
-  gid: { dev: string; gid: { netdev?: string | null } },
-  paths: { dev: string; proc: string },
-  nowMs = Date.now(),
-): PortFlap | undefined {
-  const flap = lastFlap(kernelLog(`${paths.dev}/kmsg`, RXE_FLAP_RECORDS), gid.dev);
-  let uptime = NaN;
-  try {
-    uptime = Number(readText(`${paths.proc}/uptime`).split(" ")[0]);
-  } catch { /* no uptime: no date, no verdict */ }
-  if (!flap || !Number.isFinite(uptime) || uptime <= 0) return undefined;
-  return {
-    flap,
-    netdev: gid.gid.netdev ?? "its netdev",
-    downAt: wallClockOf(flap.downUsec, uptime, nowMs),
-    ...(flap.upUsec !== undefined ? { upAt: wallClockOf(flap.upUsec, uptime, nowMs) } : {}),
-  };
 }
 
 /**

@@ -11,7 +11,8 @@
  * device's listeners look fine (LISTEN, ARP answers) yet answer no one, until the device is
  * made anew. docs/nic_flap.md has the evidence.
  */
-import type { KmsgRecord } from "../fabrics/kmsg.ts";
+import { kernelLog, type KmsgRecord } from "../fabrics/kmsg.ts";
+import { readText } from "../host/kfs.ts";
 
 /** The kernel log lines the verdict reads: rxe's port events (rxe_net.c rxe_port_down/up). */
 export const RXE_FLAP_RECORDS = /^infiniband \S+: set (down|active)$/;
@@ -46,4 +47,33 @@ export function wallClockOf(usec: number, uptimeS: number, nowMs: number): Date 
 /** The exact step that makes DEVICE on NETDEV anew (rdma_rxe; iproute2's rdma). */
 export function rxeRecreateCommand(device: string, netdev: string): string {
   return `rdma link delete ${device} && rdma link add ${device} type rxe netdev ${netdev}`;
+}
+
+/** The flap of an rxe device's netdev, as the doctor dates it. */
+export interface PortFlap {
+  flap: NicFlap;
+  /** The netdev under the device (fab0). */
+  netdev: string;
+  downAt: Date;
+  upAt?: Date;
+}
+
+/** The flap of the rxe device behind `gid` in the kernel log under `dev` (undefined: none, or unreadable). */
+export function portFlap(
+  gid: { dev: string; gid: { netdev?: string | null } },
+  paths: { dev: string; proc: string },
+  nowMs = Date.now(),
+): PortFlap | undefined {
+  const flap = lastFlap(kernelLog(`${paths.dev}/kmsg`, RXE_FLAP_RECORDS), gid.dev);
+  let uptime = NaN;
+  try {
+    uptime = Number(readText(`${paths.proc}/uptime`).split(" ")[0]);
+  } catch { /* no uptime: no date, no verdict */ }
+  if (!flap || !Number.isFinite(uptime) || uptime <= 0) return undefined;
+  return {
+    flap,
+    netdev: gid.gid.netdev ?? "its netdev",
+    downAt: wallClockOf(flap.downUsec, uptime, nowMs),
+    ...(flap.upUsec !== undefined ? { upAt: wallClockOf(flap.upUsec, uptime, nowMs) } : {}),
+  };
 }

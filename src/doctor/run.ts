@@ -22,7 +22,15 @@ import { kernelConnectCheck } from "./kernel_connect.ts";
 import type { DoctorPaths } from "./kernel_paths.ts";
 import { probeNvmeRdma, type ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyTcpProbe, probeNvmeTcp } from "./reach_tcp.ts";
-import { addressCheck, listenerCheck, noCmReply, pathMtuCheck, roceV2Check } from "./ip_checks.ts";
+import {
+  addressCheck,
+  classifyHostFlapped,
+  listenerCheck,
+  noCmReply,
+  pathMtuCheck,
+  roceV2Check,
+} from "./ip_checks.ts";
+import { portFlap } from "./nic_flap.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
 import { lossCheck, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
 import { readHwCounters } from "../rdma/port_counters.ts";
@@ -91,15 +99,30 @@ async function reachChecks(
     local,
     probe?.src ? "chosen by RDMA-CM address resolution" : "from the IP route",
   ));
-  checks.push(roceV2Check(probe, ip));
+  // No CM answer since this host's own rxe device went down and up: that, not the path, is why.
+  const flapped = probe?.src && noCmReply(probe)
+    ? classifyHostFlapped(
+      probe,
+      portFlap({ dev: probe.src.device, gid: { netdev: route.dev } }, paths),
+    )
+    : undefined;
   checks.push(
-    probe ? listenerCheck(probe, ip) : check(
+    flapped
+      ? check(
+        "reach.roce_v2",
+        "skip",
+        "no CM reply since this host's NIC went down: see reach.listener",
+      )
+      : roceV2Check(probe, ip),
+  );
+  checks.push(
+    flapped ?? (probe ? listenerCheck(probe, ip) : check(
       "reach.listener",
       "skip",
       probeError
         ? `could not run the RDMA-CM probe: ${probeError}`
         : "no RDMA device here, so no RDMA-CM connect request could be sent",
-    ),
+    )),
   );
   checks.push(
     route.type === "local"

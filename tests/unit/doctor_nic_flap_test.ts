@@ -5,9 +5,11 @@
 import assert from "node:assert/strict";
 import type { LivePort } from "../../src/configfs/nvmet.ts";
 import type { KmsgRecord } from "../../src/fabrics/kmsg.ts";
-import { classifyFlapped, classifyListening, type PortFlap } from "../../src/doctor/listening.ts";
+import { classifyFlapped, classifyListening } from "../../src/doctor/listening.ts";
+import { classifyHostFlapped } from "../../src/doctor/ip_checks.ts";
 import {
   lastFlap,
+  type PortFlap,
   RXE_FLAP_RECORDS,
   rxeRecreateCommand,
   wallClockOf,
@@ -113,4 +115,48 @@ Deno.test("the step that makes an rxe device anew", () => {
     rxeRecreateCommand("rxe1", "fab1"),
     "rdma link delete rxe1 && rdma link add rxe1 type rxe netdev fab1",
   );
+});
+
+/** host1's probe towards the target, sent twice from its rxe0, met by silence. */
+function hostSilence(device = "rxe0"): ProbeOutcome {
+  return {
+    ...timeout(),
+    attempts: 2,
+    src: { addr: "10.78.0.2", device, port: 1 },
+  };
+}
+
+Deno.test("no CM answer since this host's own rxe NIC flapped names the NIC, the times and the step", () => {
+  const c = classifyHostFlapped(hostSilence(), FLAPPED);
+  assert.ok(c);
+  assert.equal(c.id, "reach.listener");
+  assert.equal(c.status, "fail");
+  assert.ok(
+    c.seen.startsWith(
+      "this host's NIC fab0 (rxe0) went down at 2026-12-03T11:59:10.000Z and came back at " +
+        "2026-12-03T11:59:25.000Z; its RDMA-CM has not answered since: no reply from 10.78.0.1:4420 " +
+        "to 2 connect request(s)",
+    ),
+    c.seen,
+  );
+  assert.ok(
+    c.fix?.startsWith(
+      "make rxe0 anew: rdma link delete rxe0 && rdma link add rxe0 type rxe netdev fab0 " +
+        "(Soft-RoCE only; drops this host's connections on rxe0); then the paths reconnect by " +
+        "themselves, or nvmeof connect --saved",
+    ),
+    c.fix,
+  );
+});
+
+Deno.test("the host's flap verdict needs silence, a return, and the device the probe left from", () => {
+  // An answer (a reject) is not silence: the target's RDMA-CM and this host's both work.
+  const rejected = { ...hostSilence(), event: "REJECTED", status: 8 } as ProbeOutcome;
+  assert.equal(classifyHostFlapped(rejected, FLAPPED), undefined);
+  // Still down: no return, no verdict of this kind (the route check says the NIC is down).
+  assert.equal(classifyHostFlapped(hostSilence(), { ...FLAPPED, upAt: undefined }), undefined);
+  // The probe left from rxe1: rxe0's flap is not why it met silence.
+  assert.equal(classifyHostFlapped(hostSilence("rxe1"), FLAPPED), undefined);
+  // No flap in the log at all.
+  assert.equal(classifyHostFlapped(hostSilence(), undefined), undefined);
 });

@@ -184,8 +184,8 @@ export function classifyHostFlapped(o: ProbeOutcome, f?: PortFlap): Check | unde
       "Soft-RoCE's management queue pair (QP1) while the link was down (a disconnect) left its " +
       "receive side in error, so it drops every CM reply",
     `make ${dev} anew: ${rxeRecreateCommand(dev, f.netdev)} (Soft-RoCE only; drops this host's ` +
-      `connections on ${dev}); then the paths reconnect by themselves, or nvmeof connect --saved ` +
-      "(docs/nic_flap.md)",
+      `connections on ${dev}); then nvmeof connect --saved. On Linux 6.1 the delete was seen to ` +
+      `hang while a path's reconnect through ${dev} was pending (docs/nic_flap.md)`,
   );
 }
 

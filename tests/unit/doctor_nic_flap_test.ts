@@ -142,8 +142,7 @@ Deno.test("no CM answer since this host's own rxe NIC flapped names the NIC, the
   assert.ok(
     c.fix?.startsWith(
       "make rxe0 anew: rdma link delete rxe0 && rdma link add rxe0 type rxe netdev fab0 " +
-        "(Soft-RoCE only; drops this host's connections on rxe0); then the paths reconnect by " +
-        "themselves, or nvmeof connect --saved",
+        "(Soft-RoCE only; drops this host's connections on rxe0); then nvmeof connect --saved",
     ),
     c.fix,
   );

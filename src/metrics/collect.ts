@@ -101,7 +101,9 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
   const nvmet = o.configfs ?? DEFAULT_NVMET_ROOT;
   const timeoutMs = o.timeoutMs ?? DEFAULT_COLLECTOR_TIMEOUT_MS;
   const paths = { sysfs, dev, etcNvme: host.etcNvme };
-  const tree = () => nvmetTree(nvmet);
+  // The block and target collectors both read the nvmet tree: one read serves the collection.
+  let read: { tree: LiveTree | undefined } | undefined;
+  const tree = () => (read ??= { tree: nvmetTree(nvmet) }).tree;
   const runs: Record<CollectorName, () => Promise<MetricFamily[]>> = {
     host: () => collectHostPaths(paths),
     block: () => collectBlock({ paths, target: tree }),

@@ -16,14 +16,11 @@ function text(r: BwResult, at: typeof hostPort): string {
 /** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
 async function serverRun(ctx: RunContext): Promise<CommandResult> {
   const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
-  const { Canceller } = await import("../wait.ts");
   const v = ctx.values;
-  using cancel = new Canceller().onSignals();
   const r = await runToolServer({
     kind: "bw",
     ...serverFlags(v),
     trace: false,
-    cancel,
     note: ctx.note,
   });
   return { data: r, text: toolServerText as (d: unknown) => string };

@@ -44,15 +44,12 @@ function rpingText(r: RpingResult, at: typeof hostPort): string {
 /** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
 async function serverRun(ctx: RunContext): Promise<CommandResult> {
   const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
-  const { Canceller } = await import("../wait.ts");
   const v = ctx.values;
-  using cancel = new Canceller().onSignals();
   const r = await runToolServer({
     kind: "ping",
     ...serverFlags(v),
     ...(v.rping ? { rpingSize: intFlag(v, "size", 65536, 1, 1 << 30) } : {}),
     trace: v.trace === true,
-    cancel,
     note: ctx.note,
   });
   return { data: r, text: toolServerText as (d: unknown) => string };

@@ -7,7 +7,7 @@ import { Listener, Trace } from "./connection.ts";
 import { serve } from "./ping_server.ts";
 import { rpingServe } from "./rping.ts";
 import type { ServedClient } from "./serve.ts";
-import type { Canceller } from "../wait.ts";
+import { Canceller } from "../wait.ts";
 
 /** Where the server listens, how long it serves, and what it answers. */
 export interface ToolServerOptions {
@@ -23,7 +23,8 @@ export interface ToolServerOptions {
   rpingSize?: number;
   /** Record each client's CM events and QP states (ping and bw clients). */
   trace: boolean;
-  cancel: Canceller;
+  /** Ends the serving; without one, SIGINT and SIGTERM do (a command's server). */
+  cancel?: Canceller;
   note(line: string): void;
 }
 
@@ -36,11 +37,13 @@ export interface ToolServerResult {
 
 /** Serves clients until cancelled (SIGINT/SIGTERM) or `maxClients` were served. */
 export async function runToolServer(o: ToolServerOptions): Promise<ToolServerResult> {
+  using signals = o.cancel ? undefined : new Canceller().onSignals();
+  const cancel = o.cancel ?? signals!;
   using listener = new Listener(o.host, o.port);
   o.note(`${o.kind} server listening on ${hostPort(o.host, o.port)} (stop with Ctrl-C)`);
   const common = {
     timeoutMs: o.timeoutMs,
-    cancel: o.cancel,
+    cancel,
     maxClients: o.maxClients,
     note: o.note,
   };

@@ -40,40 +40,20 @@ async function exporterRun(ctx: RunContext): Promise<CommandResult> {
   const listen = await listenAddress(stringFlag(ctx.values, "listen") ?? DEFAULT_LISTEN);
   const cacheMs = msFlag(ctx, "cache-ms", DEFAULT_CACHE);
   const timeoutMs = msFlag(ctx, "collector-timeout-ms", DEFAULT_TIMEOUT);
-  const { collectFamilies } = await import("../metrics/collect.ts");
+  const { CollectorFailureLog, collectFamilies } = await import("../metrics/collect.ts");
   const { serveMetrics } = await import("../metrics/exporter.ts");
   const { hostPort } = await import("../net/address.ts");
   const peers = ctx.env?.target?.peers();
   const configfs = `${ctx.global.configfs}/nvmet`;
-  // A collector's failure is said once when it starts failing (with why) and once when it
-  // recovers, not at every scrape.
-  const failing = new Map<string, string>();
-  const onCollectorError = (name: string, reason: string) => {
-    if (failing.get(name) !== reason) {
-      ctx.note(
-        `nvmeof exporter: the ${name} collector failed, its families are left out: ${reason}`,
-      );
-    }
-    failing.set(name, reason);
-  };
+  const failures = new CollectorFailureLog((line) => ctx.note(`nvmeof exporter: ${line}`));
   const collect = async () => {
-    const before = new Set(failing.keys());
-    const seen = new Set<string>();
     const families = await collectFamilies({
       configfs,
       peers,
       timeoutMs,
-      onCollectorError: (name, reason) => {
-        seen.add(name);
-        onCollectorError(name, reason);
-      },
+      onCollectorError: failures.failed,
     });
-    for (const name of before) {
-      if (!seen.has(name)) {
-        failing.delete(name);
-        ctx.note(`nvmeof exporter: the ${name} collector works again`);
-      }
-    }
+    failures.collected();
     return families;
   };
   const stop = new AbortController();

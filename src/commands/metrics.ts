@@ -10,16 +10,13 @@ import { FailureError } from "../errors.ts";
 const TEXTFILE_MODE = 0o644;
 
 async function metricsRun(ctx: RunContext): Promise<CommandResult> {
-  const { collectFamilies } = await import("../metrics/collect.ts");
+  const { CollectorFailureLog, collectFamilies } = await import("../metrics/collect.ts");
   const { renderExposition } = await import("../metrics/exposition.ts");
   const { versioned } = await import("../output/contract.ts");
   const families = await collectFamilies({
     configfs: `${ctx.global.configfs}/nvmet`,
     peers: ctx.env?.target?.peers(),
-    onCollectorError: (name, reason) =>
-      ctx.note(
-        `nvmeof metrics: the ${name} collector failed, its families are left out: ${reason}`,
-      ),
+    onCollectorError: new CollectorFailureLog((line) => ctx.note(`nvmeof metrics: ${line}`)).failed,
   });
   const exposition = renderExposition(families);
   const textfile = stringFlag(ctx.values, "textfile");

@@ -145,3 +145,36 @@ function metaFamilies(outcomes: Outcome[]): MetricFamily[] {
   }
   return set.families();
 }
+
+/**
+ * Says a collector's failure once when it starts failing (with why) and once when it works again,
+ * not at every collection: for collections repeated by the exporter.
+ */
+export class CollectorFailureLog {
+  readonly #say: (line: string) => void;
+  readonly #failing = new Map<CollectorName, string>();
+  readonly #thisTime = new Set<CollectorName>();
+
+  constructor(say: (line: string) => void) {
+    this.#say = say;
+  }
+
+  /** For CollectOptions.onCollectorError. */
+  readonly failed = (name: CollectorName, reason: string): void => {
+    this.#thisTime.add(name);
+    if (this.#failing.get(name) !== reason) {
+      this.#say(`the ${name} collector failed, its families are left out: ${reason}`);
+    }
+    this.#failing.set(name, reason);
+  };
+
+  /** After each collection: the collectors that failed before and not in this one work again. */
+  collected(): void {
+    for (const name of this.#failing.keys()) {
+      if (this.#thisTime.has(name)) continue;
+      this.#failing.delete(name);
+      this.#say(`the ${name} collector works again`);
+    }
+    this.#thisTime.clear();
+  }
+}

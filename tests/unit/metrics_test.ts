@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { collectFamilies } from "../../src/metrics/collect.ts";
+import { collectFamilies, CollectorFailureLog } from "../../src/metrics/collect.ts";
 import {
   escapeHelp,
   escapeLabelValue,
@@ -286,4 +286,22 @@ Deno.test("metrics: a collector past its time limit counts as failed", async () 
   assert.equal(families.length, 3);
   assert.equal(told.length, 4);
   assert.match(told[0], /^host: it took longer than its limit of 0 ms$/);
+});
+
+Deno.test("metrics: a collector's failure is said when it starts and when it ends, not at every collection", () => {
+  const said: string[] = [];
+  const log = new CollectorFailureLog((line) => said.push(line));
+  log.failed("rdma", "boom");
+  log.collected();
+  log.failed("rdma", "boom");
+  log.collected();
+  log.failed("rdma", "bang");
+  log.collected();
+  log.collected();
+  log.collected();
+  assert.deepEqual(said, [
+    "the rdma collector failed, its families are left out: boom",
+    "the rdma collector failed, its families are left out: bang",
+    "the rdma collector works again",
+  ]);
 });

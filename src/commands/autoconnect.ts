@@ -4,6 +4,7 @@
  */
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError } from "../errors.ts";
 import { AUTOCONNECT_UNIT, DEFAULT_RETRY_FOR } from "../persist/units.ts";
 
@@ -42,15 +43,6 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
   return { data, text: () => unitChangeText(change, "enable") };
 }
 
-async function disableRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/etc_paths.ts");
-  const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
-  const change = await removeUnit(persistPaths(), AUTOCONNECT_UNIT, {
-    dryRun: ctx.values["dry-run"] === true,
-  });
-  return { data: change, text: () => unitChangeText(change, "disable") };
-}
-
 /** `nvmeof enable-autoconnect`. */
 export const enableAutoconnectCommand: CommandDetails = {
   description: `
@@ -87,5 +79,5 @@ export const disableAutoconnectCommand: CommandDetails = {
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof disable-autoconnect"],
-  run: disableRun,
+  run: disableUnitRun(AUTOCONNECT_UNIT),
 };

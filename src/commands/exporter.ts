@@ -4,6 +4,7 @@
  */
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import { disableUnitRun } from "../cli/unit_run.ts";
 import { UsageError } from "../errors.ts";
 import type { SocketAddress } from "../net/address.ts";
 import { EXPORTER_UNIT } from "../persist/units.ts";
@@ -95,16 +96,6 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
   return { data, text: () => unitChangeText(change, "enable") };
 }
 
-async function disableRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/etc_paths.ts");
-  const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
-  const change = await removeUnit(persistPaths(), EXPORTER_UNIT, {
-    now: ctx.values.now === true,
-    dryRun: ctx.values["dry-run"] === true,
-  });
-  return { data: change, text: () => unitChangeText(change, "disable") };
-}
-
 /** `nvmeof exporter`. */
 export const exporterCommand: CommandDetails = {
   description: `
@@ -175,5 +166,5 @@ export const exporterDisableCommand: CommandDetails = {
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof exporter disable --now"],
-  run: disableRun,
+  run: disableUnitRun(EXPORTER_UNIT),
 };

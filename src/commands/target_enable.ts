@@ -3,6 +3,7 @@
  */
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError } from "../errors.ts";
 import { TARGET_UNIT } from "../persist/units.ts";
 import { defaultSpecFile } from "../target/spec_file.ts";
@@ -33,16 +34,6 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
   });
   const data = { ...change, spec_file: file, program: self.path };
   return { data, text: () => unitChangeText(change, "enable") };
-}
-
-async function disableRun(ctx: RunContext): Promise<CommandResult> {
-  const { persistPaths } = await import("../persist/etc_paths.ts");
-  const { removeUnit, unitChangeText } = await import("../persist/systemd.ts");
-  const change = await removeUnit(persistPaths(), TARGET_UNIT, {
-    now: ctx.values.now === true,
-    dryRun: ctx.values["dry-run"] === true,
-  });
-  return { data: change, text: () => unitChangeText(change, "disable") };
 }
 
 /** `nvmeof target enable`. */
@@ -90,5 +81,5 @@ which stops the unit first (that runs 'target down' and removes what the spec ma
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof target disable", "nvmeof target disable --now"],
-  run: disableRun,
+  run: disableUnitRun(TARGET_UNIT),
 };

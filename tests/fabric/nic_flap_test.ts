@@ -131,8 +131,10 @@ async function stillDown(addr: string): Promise<string> {
 /**
  * The storage server's NIC down DOWN_S s and up under I/O: no I/O error, the path still not live
  * 20 s later, the doctor's verdict and step on the storage server, the path live within 30 s of it.
+ * With `mayRecover`, a path live again within 30 s of the NIC's return passes as it is: whether a
+ * short flap leaves the listener deaf depends on a CM message being sent while the link is down.
  */
-async function targetFlapCase(tag: string, downS: number): Promise<void> {
+async function targetFlapCase(tag: string, downS: number, mayRecover = false): Promise<void> {
   const figures: Record<string, unknown> = {};
   const r = await flapRun(tag, "target", async (link) => {
     const addr = `10.78.${link}.1`;
@@ -145,6 +147,13 @@ async function targetFlapCase(tag: string, downS: number): Promise<void> {
         log.lastIndexOf(`rxe${link}: set active`) > log.lastIndexOf(`rxe${link}: set down`),
       log,
     );
+    if (mayRecover) {
+      const back = await untilLive(addr, BACK_BOUND_S);
+      if (back !== "never") {
+        Object.assign(figures, { recovered_by_itself: true, back_after_nic_s: back });
+        return [cutAt, await hostClock()];
+      }
+    }
     figures.state_after_up = await stillDown(addr);
 
     // The doctor on the storage server names the NIC, the times and the step.
@@ -168,13 +177,16 @@ async function targetFlapCase(tag: string, downS: number): Promise<void> {
   });
   console.log(`${tag}: ${JSON.stringify(figures)}`);
   assertIoClean(r, PAUSE_BOUND_MS);
+  if (figures.recovered_by_itself) return;
   assert.notEqual(figures.back_after_step_s, "never", "the path did not come back after the step");
 }
 
 Deno.test("the storage server's NIC down and up: no I/O error; doctor names the stale listener and its step; the path is back after it", () =>
   targetFlapCase("nic-flap", DOWN_S));
 
-// Shorter than the keep-alive's detection (2-3 x kato 1 s), yet it does the same: the failed
-// queues' disconnects are sent while the link is down (seen in the lab: still connecting 30 s on).
-Deno.test("the storage server's NIC down for less than the keep-alive: no I/O error; the same stale listener, named; the path is back after the step", () =>
-  targetFlapCase("short-nic-flap", SHORT_DOWN_S));
+// Shorter than the keep-alive's detection (2-3 x kato 1 s). It can do the same when the failed
+// queues' disconnects are sent while the link is down (seen in the lab: still connecting 30 s on),
+// or leave the listener alive when none is (seen in CI): either the path is live within 30 s of
+// the NIC's return, or the doctor names the stale listener and its step brings the path back.
+Deno.test("the storage server's NIC down for less than the keep-alive: no I/O error; the path is back within 30 s, or the stale listener is named and the step brings it back", () =>
+  targetFlapCase("short-nic-flap", SHORT_DOWN_S, true));

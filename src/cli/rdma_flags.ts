@@ -2,7 +2,7 @@
  * The flags `rdma ping` and `rdma bw` share: the address, port, timeout and server flags, and how
  * the server's are read (the server itself is src/rdma/tool_server.ts).
  */
-import type { OptionValues } from "./command.ts";
+import type { CommandResult, OptionValues, RunContext } from "./command.ts";
 import { intFlag, stringFlag } from "./parse.ts";
 
 /** rping's port, and so ours. */
@@ -45,4 +45,18 @@ export function serverFlags(
     timeoutMs: intFlag(values, "timeout", 10000, 1),
     maxClients: intFlag(values, "clients", 0),
   };
+}
+
+/**
+ * `rdma ping --server` and `rdma bw --server`: answers clients until SIGINT/SIGTERM (or --clients
+ * N). The server is loaded only when asked for, so neither command's --help loads the RDMA layer.
+ */
+export async function runServer(
+  ctx: RunContext,
+  kind: "ping" | "bw",
+  extra: { rpingSize?: number; trace: boolean },
+): Promise<CommandResult> {
+  const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
+  const r = await runToolServer({ kind, ...serverFlags(ctx.values), ...extra, note: ctx.note });
+  return { data: r, text: toolServerText as (d: unknown) => string };
 }

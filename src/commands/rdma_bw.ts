@@ -6,24 +6,11 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { UsageError } from "../errors.ts";
 import type { BwResult } from "../rdma/bw.ts";
 import { intFlag, stringFlag } from "../cli/parse.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flags.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
 
 function text(r: BwResult, at: typeof hostPort): string {
   return `write ${r.size} B × ${r.iters} to ${at(r.traddr, r.trsvcid)} (depth ${r.depth}) in ` +
     `${r.seconds} s: ${r.bw_mib_s} MiB/s (${r.bw_mb_s} MB/s), ${r.msg_rate_mpps} Mmsg/s\n`;
-}
-
-/** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
-async function serverRun(ctx: RunContext): Promise<CommandResult> {
-  const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
-  const v = ctx.values;
-  const r = await runToolServer({
-    kind: "bw",
-    ...serverFlags(v),
-    trace: false,
-    note: ctx.note,
-  });
-  return { data: r, text: toolServerText as (d: unknown) => string };
 }
 
 export const rdmaBwCommand: CommandDetails = {
@@ -50,7 +37,7 @@ export const rdmaBwCommand: CommandDetails = {
     const { Canceller } = await import("../wait.ts");
     const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
-    if (v.server) return await serverRun(ctx);
+    if (v.server) return await runServer(ctx, "bw", { trace: false });
     const host = stringFlag(v, "traddr");
     if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {

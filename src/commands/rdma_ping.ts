@@ -7,7 +7,7 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { intFlag, stringFlag } from "../cli/parse.ts";
 import { NvmeofError, UsageError } from "../errors.ts";
 import type { Trace, traceLines } from "../rdma/connection.ts";
-import { DEFAULT_PORT, PING_SHARED_OPTIONS, serverFlags } from "../cli/rdma_flags.ts";
+import { DEFAULT_PORT, PING_SHARED_OPTIONS, runServer } from "../cli/rdma_flags.ts";
 import type { PingResult } from "../rdma/ping.ts";
 import type { RpingResult } from "../rdma/rping.ts";
 
@@ -39,20 +39,6 @@ function rpingText(r: RpingResult, at: typeof hostPort): string {
     at(r.traddr, r.trsvcid)
   }: ${r.verified} verified\n` +
     `last: ${r.last_payload}\n`;
-}
-
-/** --server: answers clients until SIGINT/SIGTERM (or --clients N). */
-async function serverRun(ctx: RunContext): Promise<CommandResult> {
-  const { runToolServer, toolServerText } = await import("../rdma/tool_server.ts");
-  const v = ctx.values;
-  const r = await runToolServer({
-    kind: "ping",
-    ...serverFlags(v),
-    ...(v.rping ? { rpingSize: intFlag(v, "size", 65536, 1, 1 << 30) } : {}),
-    trace: v.trace === true,
-    note: ctx.note,
-  });
-  return { data: r, text: toolServerText as (d: unknown) => string };
 }
 
 export const rdmaPingCommand: CommandDetails = {
@@ -115,7 +101,12 @@ export const rdmaPingCommand: CommandDetails = {
     const { rpingClient } = await import("../rdma/rping.ts");
     const { hostPort } = await import("../net/address.ts");
     const v = ctx.values;
-    if (v.server) return await serverRun(ctx);
+    if (v.server) {
+      return await runServer(ctx, "ping", {
+        ...(v.rping ? { rpingSize: intFlag(v, "size", 65536, 1, 1 << 30) } : {}),
+        trace: v.trace === true,
+      });
+    }
     const host = stringFlag(v, "traddr");
     if (!host) {
       throw new UsageError("Say where to connect: -a ADDR.", {

@@ -132,6 +132,20 @@ function prevCases(
   });
 }
 
+/** The part of both shells' scripts after the command path is known: a flag's value is
+ * completed by VALUECASES; after --help, HELPCASES set the words (the caller replies with them). */
+function valueThenHelp(valueCases: string[], helpCases: string[]): string {
+  return [
+    `  case "$cmdpath" in`,
+    ...valueCases,
+    "  esac",
+    "  if [[ -n $help ]]; then",
+    `    case "$cmdpath" in`,
+    ...helpCases,
+    "    esac",
+  ].join("\n");
+}
+
 /** The bash completion script (`source <(nvmeof completions bash)`). */
 export function bashCompletion(commands: Command[]): string {
   const { nodes, top, paths } = scriptParts(commands);
@@ -192,13 +206,7 @@ _nvmeof() {
       ${paths}) cmdpath="$cmdpath $w" ;;
     esac
   done
-  case "$cmdpath" in
-${valueCases.join("\n")}
-  esac
-  if [[ -n $help ]]; then
-    case "$cmdpath" in
-${helpCases.join("\n")}
-    esac
+${valueThenHelp(valueCases, helpCases)}
     _nvmeof_reply "$args"
     return 0
   fi
@@ -267,13 +275,7 @@ _nvmeof() {
     prev=\${\${words[CURRENT]}%%=*}
     compset -P '*='
   fi
-  case "$cmdpath" in
-${valueCases.join("\n")}
-  esac
-  if [[ -n $help ]]; then
-    case "$cmdpath" in
-${helpCases.join("\n")}
-    esac
+${valueThenHelp(valueCases, helpCases)}
     _describe -t commands 'command' subs
     return
   fi

@@ -58,11 +58,7 @@ export function treeToSpec(tree: LiveTree): Record<string, unknown> {
   });
   const ports = tree.ports.map((p) => {
     const a = p.attr;
-    const out: Record<string, unknown> = { id: p.id };
-    if (a.addr_trtype) out.trtype = a.addr_trtype;
-    if (a.addr_adrfam) out.adrfam = a.addr_adrfam;
-    if (a.addr_traddr) out.traddr = a.addr_traddr;
-    if (a.addr_trsvcid) out.trsvcid = Number(a.addr_trsvcid);
+    const out: Record<string, unknown> = { id: p.id, ...addressToSpec(a) };
     if (a.addr_treq && a.addr_treq !== "not specified") out.treq = a.addr_treq;
     if (a.addr_tsas && a.addr_trtype === "tcp" && a.addr_tsas !== "none") out.tsas = a.addr_tsas;
     if (a.param_inline_data_size && a.param_inline_data_size !== "-1") {
@@ -84,14 +80,20 @@ export function treeToSpec(tree: LiveTree): Record<string, unknown> {
   return { hosts, subsystems, ports };
 }
 
-/** A live referral in the spec's shape. */
-function referralToSpec(r: LiveReferral): Record<string, unknown> {
-  const a = r.attr;
-  const out: Record<string, unknown> = { name: r.name };
+/** A port's or referral's address attributes (addr_trtype…addr_trsvcid) in the spec's shape. */
+function addressToSpec(a: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
   if (a.addr_trtype) out.trtype = a.addr_trtype;
   if (a.addr_adrfam) out.adrfam = a.addr_adrfam;
   if (a.addr_traddr) out.traddr = a.addr_traddr;
   if (a.addr_trsvcid) out.trsvcid = Number(a.addr_trsvcid);
+  return out;
+}
+
+/** A live referral in the spec's shape. */
+function referralToSpec(r: LiveReferral): Record<string, unknown> {
+  const a = r.attr;
+  const out: Record<string, unknown> = { name: r.name, ...addressToSpec(a) };
   if (a.addr_portid && a.addr_portid !== "0") out.portid = Number(a.addr_portid);
   if (a.addr_treq && a.addr_treq !== "not specified") out.treq = a.addr_treq;
   if (!r.enable) out.enabled = false;

@@ -98,22 +98,13 @@ export function savedFromOptions(
     });
   }
   const files = typeof secretFiles === "string" ? { dhchapSecret: secretFiles } : secretFiles;
-  const c: SavedConnection = {
-    transport: o.transport,
-    traddr: o.traddr,
-    trsvcid: o.trsvcid,
-    nqn: o.nqn,
-    hostnqn: o.hostnqn,
-    hostid: o.hostid,
-  };
-  if (o.hostTraddr !== undefined) c.host_traddr = o.hostTraddr;
-  const out = c as unknown as Record<string, unknown>;
+  const out = copyAddress(o, "field", "saved");
   for (const r of CONNECT_OPTIONS) {
     if (r.kind.type === "secret-file") {
       if (files[r.field] !== undefined) out[r.saved] = files[r.field];
     } else if (isSet(r, o[r.field])) out[r.saved] = o[r.field];
   }
-  return c;
+  return out as unknown as SavedConnection;
 }
 
 /** The connect options of a saved entry; reads the secret files when there are some. */
@@ -123,17 +114,8 @@ export function optionsFromSaved(c: SavedConnection): Promise<ConnectOptions> {
 }
 
 function optionsFromSavedNow(c: SavedConnection): ConnectOptions {
-  const o: ConnectOptions = {
-    transport: c.transport,
-    traddr: c.traddr,
-    trsvcid: c.trsvcid,
-    nqn: c.nqn,
-    hostnqn: c.hostnqn,
-    hostid: c.hostid,
-  };
-  if (c.host_traddr !== undefined) o.hostTraddr = c.host_traddr;
   const saved = c as unknown as Record<string, unknown>;
-  const out = o as unknown as Record<string, unknown>;
+  const out = copyAddress(c, "saved", "field");
   for (const r of CONNECT_OPTIONS) {
     const v = saved[r.saved];
     if (v === undefined) continue;
@@ -141,7 +123,33 @@ function optionsFromSavedNow(c: SavedConnection): ConnectOptions {
       ? loadKeyFile(String(v), `The saved connection to ${quote(c.nqn)}`)
       : v;
   }
-  return o;
+  return out as unknown as ConnectOptions;
+}
+
+/**
+ * What names the connection, before the connect-option table's rows: each field as connect
+ * options (`field`) and a saved entry (`saved`) call it.
+ */
+const ADDRESS_FIELDS = [
+  { field: "transport", saved: "transport" },
+  { field: "traddr", saved: "traddr" },
+  { field: "trsvcid", saved: "trsvcid" },
+  { field: "nqn", saved: "nqn" },
+  { field: "hostnqn", saved: "hostnqn" },
+  { field: "hostid", saved: "hostid" },
+  { field: "hostTraddr", saved: "host_traddr" },
+] as const;
+
+/** A new record with the address fields of `from` (named as `src`) under the names of `dst`. */
+function copyAddress(
+  from: ConnectOptions | SavedConnection,
+  src: "field" | "saved",
+  dst: "field" | "saved",
+): Record<string, unknown> {
+  const values = from as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const f of ADDRESS_FIELDS) if (values[f[src]] !== undefined) out[f[dst]] = values[f[src]];
+  return out;
 }
 
 /**

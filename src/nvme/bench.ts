@@ -44,29 +44,36 @@ function patternHigh(l: number): number {
  */
 export function fillPattern(buf: Uint8Array, lba: number, lbaSize: number): void {
   const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
-  const words = lbaSize >>> 3;
-  for (let b = 0, i = 0; b < buf.length / lbaSize; b++) {
-    const lo = patternLow(lba + b);
-    const hi = patternHigh(lba + b);
-    for (let k = 0; k < words; k++, i += 2) {
-      w[i] = lo + k * 8;
-      w[i + 1] = hi;
-    }
-  }
+  const n = lbaSize >>> 2;
+  for (let b = 0; b < buf.length / lbaSize; b++) fillBlock(w, b * n, n, lba + b);
 }
 
 /** The first block of `buf` (blocks from `lba`) that does not hold its pattern, or -1. */
 export function checkPattern(buf: Uint8Array, lba: number, lbaSize: number): number {
   const w = new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2);
-  const words = lbaSize >>> 3;
-  for (let b = 0, i = 0; b < buf.length / lbaSize; b++) {
-    const lo = patternLow(lba + b);
-    const hi = patternHigh(lba + b);
-    for (let k = 0; k < words; k++, i += 2) {
-      if (w[i] !== lo + k * 8 || w[i + 1] !== hi) return lba + b;
-    }
+  const n = lbaSize >>> 2;
+  for (let b = 0; b < buf.length / lbaSize; b++) {
+    if (!holdsBlock(w, b * n, n, lba + b)) return lba + b;
   }
   return -1;
+}
+
+/** Writes block `l`'s pattern into its `n` 32-bit words, from `w[at]` (no view per block). */
+function fillBlock(w: Uint32Array, at: number, n: number, l: number): void {
+  const lo = patternLow(l);
+  const hi = patternHigh(l);
+  for (let i = 0; i < n; i += 2) {
+    w[at + i] = lo + i * 4;
+    w[at + i + 1] = hi;
+  }
+}
+
+/** Whether the `n` 32-bit words from `w[at]` hold block `l`'s pattern. */
+function holdsBlock(w: Uint32Array, at: number, n: number, l: number): boolean {
+  const lo = patternLow(l);
+  const hi = patternHigh(l);
+  for (let i = 0; i < n; i += 2) if (w[at + i] !== lo + i * 4 || w[at + i + 1] !== hi) return false;
+  return true;
 }
 
 /** A growable list of latencies (µs). */

@@ -16,6 +16,14 @@ import { FailureError, quote } from "../../errors.ts";
 import type { PortSpec, ReferralSpec, TargetSpec } from "../spec.ts";
 import type { Step } from "./step.ts";
 
+/** A port's part of the plan: its spec `p`, directory `name`, live state `cur`, and --prune. */
+export interface PortPart {
+  p: PortSpec;
+  name: string | number;
+  cur: LivePort | undefined;
+  prune: boolean;
+}
+
 /** The state a group has when the kernel makes it: group 1 optimized, others inaccessible. */
 function initialState(id: number): string {
   return id === DEFAULT_ANA_GROUP ? "optimized" : "inaccessible";
@@ -57,12 +65,7 @@ export function referralAttrs(r: ReferralSpec): Record<string, string> {
 }
 
 /** Steps that make the ANA groups of port `p` (directory `name`) match the spec. */
-export function planAnaGroups(
-  p: PortSpec,
-  name: string | number,
-  cur: LivePort | undefined,
-  prune: boolean,
-): Step[] {
+export function planAnaGroups({ p, name, cur, prune }: PortPart): Step[] {
   const steps: Step[] = [];
   const want = p.ana_groups ?? [];
   // Group 1 is every port's, listed or not: unlisted, the spec means the kernel's default state
@@ -86,12 +89,7 @@ export function planAnaGroups(
 }
 
 /** Steps that make the referrals of port `p` (directory `name`) match the spec. */
-export function planReferrals(
-  p: PortSpec,
-  name: string | number,
-  cur: LivePort | undefined,
-  prune: boolean,
-): Step[] {
+export function planReferrals({ p, name, cur, prune }: PortPart): Step[] {
   const steps: Step[] = [];
   const want = p.referrals ?? [];
   for (const r of want) {

@@ -58,8 +58,8 @@ export function planPort(
   steps.push(...writes);
   // ANA groups and referrals change on an enabled port: before the links, so that a port that
   // comes up reports its groups from the first connect.
-  steps.push(...planAnaGroups(p, name, cur, options.prune ?? false));
-  steps.push(...planReferrals(p, name, cur, options.prune ?? false));
+  const part = { p, name, cur, prune: options.prune ?? false };
+  steps.push(...planAnaGroups(part), ...planReferrals(part));
   const want = [...p.subsystems, ...keep.filter((s) => !p.subsystems.includes(s))];
   for (const s of want) {
     if (relinkAll || !linked.includes(s)) {

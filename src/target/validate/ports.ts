@@ -7,14 +7,17 @@ import { isIpv4, isIpv6 } from "../values.ts";
 import { validateAnaGroups, validateReferrals } from "./ana.ts";
 import { isObj, type Obj, orList, type SpecContext } from "./context.ts";
 
+/** A port being checked: the raw entry `p` at `path`, the result so far, its raw trtype. */
+interface PortInput {
+  cx: SpecContext;
+  p: Obj;
+  path: string;
+  port: PortSpec;
+  trtype: unknown;
+}
+
 /** The address of an rdma or tcp port: adrfam (derived from traddr when absent), traddr, trsvcid. */
-function validateAddress(
-  cx: SpecContext,
-  p: Obj,
-  path: string,
-  port: PortSpec,
-  trtype: unknown,
-): void {
+function validateAddress({ cx, p, path, port, trtype }: PortInput): void {
   const traddr = cx.str(
     p.traddr,
     `${path}.traddr`,
@@ -93,13 +96,7 @@ function validatePortSubsystems(
 }
 
 /** The transport parameters: inline data and queue sizes, PI, TCP security, treq. */
-function validatePortParams(
-  cx: SpecContext,
-  p: Obj,
-  path: string,
-  port: PortSpec,
-  trtype: unknown,
-): void {
+function validatePortParams({ cx, p, path, port, trtype }: PortInput): void {
   for (const k of ["inline_data_size", "max_queue_size"] as const) {
     if (p[k] !== undefined) port[k] = cx.int(p[k], `${path}.${k}`, specRange("port", k));
   }
@@ -160,7 +157,8 @@ export function validatePort(
     trtype: (typeof trtype === "string" ? trtype : "") as PortSpec["trtype"],
     subsystems: [],
   };
-  if (trtype !== "loop") validateAddress(cx, p, path, port, trtype);
+  const input = { cx, p, path, port, trtype };
+  if (trtype !== "loop") validateAddress(input);
   else {
     for (const k of ["traddr", "trsvcid", "adrfam"]) {
       if (p[k] === undefined) continue;
@@ -172,7 +170,7 @@ export function validatePort(
     }
   }
   port.subsystems = validatePortSubsystems(cx, p, path, subNqns);
-  validatePortParams(cx, p, path, port, trtype);
+  validatePortParams(input);
   const groups = validateAnaGroups(cx, p, path);
   if (groups.length) port.ana_groups = groups;
   const referrals = validateReferrals(cx, p, path);

@@ -14,19 +14,7 @@ import {
   traceLines,
 } from "./connection.ts";
 import { CompletionError, firstDifference } from "./completion.ts";
-import {
-  decodeHello,
-  encodeHello,
-  type Hello,
-  INLINE_DATA,
-  isInline,
-  pattern,
-  payloads,
-  SEND_QUEUE,
-  shift,
-  signalled,
-  slotSends,
-} from "./ping_protocol.ts";
+import * as wire from "./ping_protocol.ts";
 import { type ServedClient, serveInTurn, type Turn } from "./serve.ts";
 import { POLL_MEMORY, Spinner } from "./spin.ts";
 import type { MemoryRegion } from "./verbs.ts";
@@ -50,7 +38,7 @@ export function serve(listener: Listener, o: ServeOptions): Promise<ServedClient
 
 /** What the server set up for a client whose hello it accepted. */
 export interface Accepted {
-  hello: Hello;
+  hello: wire.Hello;
   mr: MemoryRegion;
 }
 
@@ -118,7 +106,7 @@ function answerHello(
   entry: ServedClient,
   onAccept: (a: Accepted) => void,
 ): Decision {
-  const h = decodeHello(privateData);
+  const h = wire.decodeHello(privateData);
   if (!h) {
     entry.error = "not an nvmeof ping client (use --rping for rping)";
     return { reject: entry.error };
@@ -139,9 +127,9 @@ function answerHello(
   return {
     setup: {
       caps: {
-        maxSendWr: SEND_QUEUE,
+        maxSendWr: wire.SEND_QUEUE,
         maxRecvWr: 4,
-        maxInlineData: h.op === "write" || h.op === "send" ? INLINE_DATA : 0,
+        maxInlineData: h.op === "write" || h.op === "send" ? wire.INLINE_DATA : 0,
       },
       cqe: 16,
       access: h.op === "read"
@@ -151,13 +139,13 @@ function answerHello(
         : IBV_ACCESS.REMOTE_WRITE,
       prepare(ep) {
         const mr = ep.pd.register(len, access);
-        if (h.op === "read") mr.bytes.set(pattern(h.size).subarray(0, len));
+        if (h.op === "read") mr.bytes.set(wire.pattern(h.size).subarray(0, len));
         if (h.op === "write") {
           // Arm both slots before accepting: the first write may land before ESTABLISHED
           // is read here, and arming it later would erase it.
-          const pat = pattern(h.size);
-          mr.bytes[h.size - 1] = pat[shift(0) + h.size - 1] ^ 0xff;
-          mr.bytes[2 * h.size - 1] = pat[shift(1) + h.size - 1] ^ 0xff;
+          const pat = wire.pattern(h.size);
+          mr.bytes[h.size - 1] = pat[wire.shift(0) + h.size - 1] ^ 0xff;
+          mr.bytes[2 * h.size - 1] = pat[wire.shift(1) + h.size - 1] ^ 0xff;
         }
         if (h.op === "send") {
           for (let s = 0; s < 2; s++) {
@@ -165,19 +153,19 @@ function answerHello(
           }
         }
         onAccept({ hello: h, mr });
-        return encodeHello({ ...h, addr: mr.addr, rkey: mr.rkey, len });
+        return wire.encodeHello({ ...h, addr: mr.addr, rkey: mr.rkey, len });
       },
     },
   };
 }
 
 /** The server half of write and send: wait for iteration i in slot i%2, echo it, check it. */
-async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOptions) {
+async function echoLoop(conn: Connection, h: wire.Hello, mr: MemoryRegion, o: ServeOptions) {
   const ep = conn.ep;
   const size = h.size;
   const total = h.count;
-  const pat = pattern(size);
-  const expected = payloads(size);
+  const pat = wire.pattern(size);
+  const expected = wire.payloads(size);
   const spin = new Spinner(conn, {
     timeoutMs: o.timeoutMs,
     cancel: o.cancel,
@@ -187,9 +175,9 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
   const rwr = [0, 1].map((s) => new WorkRequest("recv").local(s, mr, s * size, size));
   const bytes = mr.bytes;
   const got = [bytes.subarray(0, size), bytes.subarray(size, 2 * size)];
-  const inline = isInline(ep, size);
+  const inline = wire.isInline(ep, size);
   // Built once so the echo goes out as soon as the client's data is seen.
-  const echoes = slotSends(ep, mr, size, h.op === "write" ? h : undefined);
+  const echoes = wire.slotSends(ep, mr, size, h.op === "write" ? h : undefined);
   // What ends each wait, and the state it reads (set per iteration: no closure per iteration).
   let last = 0, want = 0, received = 0;
   const landed = () => Atomics.load(bytes, last) === want;
@@ -202,8 +190,8 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
     wait = spin.between();
     if (wait) await wait;
     const slot = i & 1;
-    const from = shift(i);
-    const signal = signalled(inline, i, total);
+    const from = wire.shift(i);
+    const signal = wire.signalled(inline, i, total);
     if (signal) {
       // Before the wait for the client, not between its data and the echo.
       wait = spin.beforeSignalled(i);
@@ -218,7 +206,7 @@ async function echoLoop(conn: Connection, h: Hello, mr: MemoryRegion, o: ServeOp
       // The other slot's echo (i-1) has reached the client once the client wrote i: its last
       // byte is re-armed for i+1 then, before the echo of i lets the client write i+1 there.
       const rearm = (1 - slot) * size + size - 1;
-      const armed = pat[shift(i + 1) + size - 1] ^ 0xff;
+      const armed = pat[wire.shift(i + 1) + size - 1] ^ 0xff;
       wait = spin.until(landed, "the next write", i, POLL_MEMORY);
       if (wait) await wait;
       if (i + 1 < total) bytes[rearm] = armed;

@@ -9,7 +9,7 @@ import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { type BlockStat, readBlockStat, STAT_SECTOR_BYTES } from "../host/block_stat.ts";
 import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
-import { fabricsSubsystems } from "./host_paths.ts";
+import { fabricsSubsystems } from "./host.ts";
 
 /** Milliseconds in a second (the stat ticks are in ms). */
 const MS_PER_SECOND = 1000;

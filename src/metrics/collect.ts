@@ -15,7 +15,7 @@ import { collectBlock } from "./block.ts";
 import { DEFAULT_COLLECTOR_TIMEOUT_MS } from "./defaults.ts";
 import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
-import { collectHostPaths } from "./host_paths.ts";
+import { collectHostPaths } from "./host.ts";
 import { collectRdma } from "./rdma.ts";
 import { collectTarget } from "./target.ts";
 

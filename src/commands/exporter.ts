@@ -41,16 +41,20 @@ async function exporterRun(ctx: RunContext): Promise<CommandResult> {
   const listen = await listenAddress(stringFlag(ctx.values, "listen") ?? DEFAULT_LISTEN);
   const cacheMs = msFlag(ctx, "cache-ms", DEFAULT_CACHE);
   const timeoutMs = msFlag(ctx, "collector-timeout-ms", DEFAULT_TIMEOUT);
-  const { CollectorFailureLog, collectFamilies } = await import("../metrics/collect.ts");
+  const { CollectorFailureLog, collectFamilies, createdControllers } = await import(
+    "../metrics/collect.ts"
+  );
   const { serveMetrics } = await import("../metrics/exporter.ts");
   const { hostPort } = await import("../net/address.ts");
   const peers = ctx.env?.target?.peers();
   const configfs = `${ctx.global.configfs}/nvmet`;
   const failures = new CollectorFailureLog((line) => ctx.note(`nvmeof exporter: ${line}`));
+  using created = createdControllers();
   const collect = async () => {
     const families = await collectFamilies({
       configfs,
       peers,
+      created,
       timeoutMs,
       onCollectorError: failures.failed,
     });

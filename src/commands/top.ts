@@ -26,13 +26,14 @@ async function topRun(ctx: RunContext): Promise<CommandResult> {
   const interval = intervalMs(ctx.values.interval);
   const count = ctx.values.count === undefined ? undefined : intFlag(ctx.values, "count", 1, 1);
   const json = ctx.global.output === "json";
-  const { collectFamilies } = await import("../metrics/collect.ts");
+  const { collectFamilies, createdControllers } = await import("../metrics/collect.ts");
   const { runLive, topViews } = await import("../metrics/top_loop.ts");
   const { topScreen } = await import("../output/top_screen.ts");
   const { colorWanted, processTerminal } = await import("../output/terminal.ts");
   const { writeAll } = await import("../output/write.ts");
+  using created = createdControllers();
   const source = {
-    collect: () => collectFamilies({ configfs: `${ctx.global.configfs}/nvmet` }),
+    collect: () => collectFamilies({ configfs: `${ctx.global.configfs}/nvmet`, created }),
     host: Deno.hostname(),
     intervalMs: interval,
   };

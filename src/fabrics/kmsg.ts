@@ -80,17 +80,19 @@ function readRecords(fd: number, keep: (r: KmsgRecord) => boolean): KmsgRecord[]
  * log cannot be read (not root).
  */
 export function kernelLog(path: string, match: RegExp): KmsgRecord[] {
-  const fd = openKmsg(path, false);
-  if (fd < 0) return [];
-  using f = new OwnedFd(fd);
-  return readRecords(f.fd, (r) => match.test(r.message));
+  using log = new KmsgWatch(path, "oldest");
+  return log.records((r) => match.test(r.message));
 }
 
-/** Watches the kernel log from the moment it is started. Close it (or `using`). */
+/**
+ * Watches the kernel log: from the moment it is started (`now`), or from the oldest record the log
+ * still holds (`oldest`). Each read takes only the records logged since the one before. Close it
+ * (or `using`).
+ */
 export class KmsgWatch extends OwnedFd {
-  /** Starts at the end of the log; silently inactive when /dev/kmsg cannot be opened. */
-  constructor(path: string) {
-    super(openKmsg(path, true));
+  /** Silently inactive when /dev/kmsg cannot be opened. */
+  constructor(path: string, from: "now" | "oldest" = "now") {
+    super(openKmsg(path, from === "now"));
   }
 
   /** True when the log could be opened. */
@@ -98,8 +100,13 @@ export class KmsgWatch extends OwnedFd {
     return this.isOpen;
   }
 
-  /** The records logged since the start (or the last call), fabrics-related ones only. */
+  /** The records logged since the start (or the last read) that `keep` accepts, oldest first. */
+  records(keep: (r: KmsgRecord) => boolean): KmsgRecord[] {
+    return readRecords(this.fd, keep);
+  }
+
+  /** The records logged since the start (or the last read), fabrics-related ones only. */
   read(): string[] {
-    return readRecords(this.fd, (r) => isFabricsRecord(r.message)).map((r) => r.message);
+    return this.records((r) => isFabricsRecord(r.message)).map((r) => r.message);
   }
 }

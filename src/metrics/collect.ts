@@ -7,7 +7,6 @@
 import { KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/libc_fs.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
-import { kernelLog } from "../fabrics/kmsg.ts";
 import { hostPaths } from "../host_paths.ts";
 import { kernelSources, type PeerSources } from "../target/connected.ts";
 import { VERSION } from "../version.ts";
@@ -17,7 +16,7 @@ import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
 import { collectHostPaths } from "./host.ts";
 import { collectRdma } from "./rdma.ts";
-import { collectTarget } from "./target.ts";
+import { collectTarget, CreatedControllers } from "./target.ts";
 
 /** Where the kernel's nvmet tree is. */
 export const DEFAULT_NVMET_ROOT = "/sys/kernel/config/nvmet";
@@ -38,8 +37,22 @@ export interface CollectOptions {
   timeoutMs?: number;
   /** Where the target's connections are read (default: the kernel's, below the roots). */
   peers?: PeerSources;
+  /**
+   * The kernel log's controller count, kept across collections by a caller that collects again
+   * (the exporter, top): each collection then reads only what the log added. Without it, each
+   * collection reads the whole log.
+   */
+  created?: CreatedControllers;
   /** Told why a collector failed or was late, so a caller can say it (stderr, a log). */
   onCollectorError?: (collector: CollectorName, reason: string) => void;
+}
+
+/**
+ * The kernel log's controller count (from /dev/kmsg below `dev`, default the host's /dev), for a
+ * caller that collects again and again to pass as `created`. Close it (or `using`).
+ */
+export function createdControllers(dev = hostPaths().dev): CreatedControllers {
+  return new CreatedControllers(`${dev}/kmsg`);
 }
 
 /** The nvmet tree at `root`, read only; undefined when nvmet is not loaded there. */
@@ -100,6 +113,8 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
   const dev = o.dev ?? host.dev;
   const nvmet = o.configfs ?? DEFAULT_NVMET_ROOT;
   const timeoutMs = o.timeoutMs ?? DEFAULT_COLLECTOR_TIMEOUT_MS;
+  using ownCreated = o.created ? undefined : createdControllers(dev);
+  const created = o.created ?? ownCreated!;
   const paths = { sysfs, dev, etcNvme: host.etcNvme };
   // The block and target collectors both read the nvmet tree: one read serves the collection.
   let read: { tree: LiveTree | undefined } | undefined;
@@ -113,7 +128,7 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
         tree,
         proc,
         peers: o.peers ?? kernelSources({ proc, sysfs }),
-        kernelLog: (match) => kernelLog(`${dev}/kmsg`, match).map((r) => r.message),
+        created: () => created.read(),
       }),
   };
   const outcomes: Outcome[] = [];

@@ -7,6 +7,7 @@
 import { ANA_STATES, type LivePort, type LiveTree } from "../configfs/nvmet.ts";
 import { portServes } from "../configfs/port_match.ts";
 import type { SocketAddress } from "../net/address.ts";
+import { KmsgWatch } from "../fabrics/kmsg.ts";
 import { TCP_LISTEN, tcpSockets } from "../net/proc_tcp.ts";
 import { type PeerConnection, type PeerSources, rdmaConnections } from "../target/connected.ts";
 import type { MetricFamily } from "./family.ts";
@@ -23,8 +24,9 @@ export interface TargetSources {
   peers: PeerSources;
   /** procfs root, for the listening TCP sockets. */
   proc: string;
-  /** The kernel log's messages that `match` matches (/dev/kmsg); [] when it cannot be read. */
-  kernelLog?: (match: RegExp) => string[];
+  /** Controllers created per subsystem and host NQN, from the kernel log; undefined when it
+   * cannot be read. */
+  created?: () => ReadonlyMap<string, ReadonlyMap<string, number>> | undefined;
 }
 
 /**
@@ -34,17 +36,52 @@ export interface TargetSources {
 const CONTROLLER_CREATED =
   /nvmet: (?:creating|created) nvm controller \d+ for subsystem (\S+) for NQN (\S+?)(?: with DH-HMAC-CHAP)?\.?$/i;
 
-/** Per subsystem and host NQN, the controllers the kernel log says were created. */
-export function controllersCreated(messages: string[]): Map<string, Map<string, number>> {
-  const out = new Map<string, Map<string, number>>();
+/** Adds to `counts` (per subsystem and host NQN) the controllers that `messages` say were created. */
+export function countCreated(
+  messages: Iterable<string>,
+  counts = new Map<string, Map<string, number>>(),
+): Map<string, Map<string, number>> {
   for (const m of messages) {
     const hit = CONTROLLER_CREATED.exec(m);
     if (!hit) continue;
-    const hosts = out.get(hit[1]) ?? new Map<string, number>();
+    const hosts = counts.get(hit[1]) ?? new Map<string, number>();
     hosts.set(hit[2], (hosts.get(hit[2]) ?? 0) + 1);
-    out.set(hit[1], hosts);
+    counts.set(hit[1], hosts);
   }
-  return out;
+  return counts;
+}
+
+/**
+ * The controllers the kernel log says were created, counted across collections: the first read
+ * takes every record the log still holds, each later one only the records added since, so a
+ * collection costs what the log grew by, and the count never falls while this lives (records that
+ * leave the ring buffer stay counted). Close it (or `using`).
+ */
+export class CreatedControllers implements Disposable {
+  #kmsg: string;
+  #log: KmsgWatch | undefined;
+  #counts = new Map<string, Map<string, number>>();
+
+  /** `kmsg`: the kernel log device (/dev/kmsg), opened at the first read. */
+  constructor(kmsg: string) {
+    this.#kmsg = kmsg;
+  }
+
+  /** The counts so far, per subsystem and host NQN; undefined when the log cannot be read. */
+  read(): ReadonlyMap<string, ReadonlyMap<string, number>> | undefined {
+    this.#log ??= new KmsgWatch(this.#kmsg, "oldest");
+    if (!this.#log.active) return undefined;
+    const records = this.#log.records((r) => CONTROLLER_CREATED.test(r.message));
+    return countCreated(records.map((r) => r.message), this.#counts);
+  }
+
+  close(): void {
+    this.#log?.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
 }
 
 /** Where the kernel listens: rdma from LISTEN CM ids, tcp from LISTEN sockets; undefined: unknown. */
@@ -178,11 +215,14 @@ export function collectTarget(o: TargetSources): Promise<MetricFamily[]> {
   const created = set.family(
     "nvmeof_target_host_controllers_created_total",
     "counter",
-    "Controllers created for a host, counted in the kernel log's 'creating nvm controller … for " +
-      "NQN …' lines it still holds (/dev/kmsg, readable by root).",
+    "Controllers created for a host: the kernel log's 'creating nvm controller … for NQN …' lines " +
+      "(/dev/kmsg, readable by root), counted since the exporter started, from the oldest record " +
+      "the log then held.",
   );
-  if (o.kernelLog) {
-    const bySubsystem = controllersCreated(o.kernelLog(CONTROLLER_CREATED));
+  // A node with no subsystem (a compute node with nvmet loaded) has no controller to count: the
+  // log is left unread, and what it holds is counted when a subsystem appears.
+  const bySubsystem = tree.subsystems.length ? o.created?.() : undefined;
+  if (bySubsystem) {
     for (const [subsystem_nqn, hosts] of [...bySubsystem].sort()) {
       for (const [host_nqn, n] of [...hosts].sort()) created({ subsystem_nqn, host_nqn }, n);
     }

@@ -9,6 +9,7 @@ import {
 import type { MetricFamily } from "../../src/metrics/family.ts";
 import { parseBlockStat } from "../../src/host/block_stat.ts";
 import { rateBytesPerSecond, roceActiveMtu, stateName } from "../../src/metrics/rdma.ts";
+import { CreatedControllers } from "../../src/metrics/target.ts";
 import type { PeerSources } from "../../src/target/connected.ts";
 import { tempDir } from "../helpers.ts";
 import { HOST_A, HOST_B, metricsTree, ODD_NQN, PLAIN_NQN } from "../metrics_standin.ts";
@@ -304,4 +305,30 @@ Deno.test("metrics: a collector's failure is said when it starts and when it end
     "the rdma collector failed, its families are left out: bang",
     "the rdma collector works again",
   ]);
+});
+
+Deno.test("metrics: the kernel log's controller count reads only what the log added, and never falls", async () => {
+  await using d = await tempDir();
+  const kmsg = `${d.path}/kmsg`;
+  const line = (seq: number, host: string) =>
+    `6,${seq},1000,-;nvmet: creating nvm controller ${seq} for subsystem ${PLAIN_NQN} for NQN ${host}.\n`;
+  Deno.writeTextFileSync(
+    kmsg,
+    line(1, HOST_A) + "6,2,1001,-;an unrelated record\n" + line(3, HOST_A),
+  );
+  using created = new CreatedControllers(kmsg);
+  const count = () => [...created.read()?.get(PLAIN_NQN) ?? []].map(([h, n]) => `${h} ${n}`).sort();
+  assert.deepEqual(count(), [`${HOST_A} 2`]);
+  // Nothing new: the same count, not the log counted twice.
+  assert.deepEqual(count(), [`${HOST_A} 2`]);
+  Deno.writeTextFileSync(kmsg, line(4, HOST_B), { append: true });
+  assert.deepEqual(count(), [`${HOST_A} 2`, `${HOST_B} 1`]);
+  // The old records leave the log (a ring buffer): what was counted stays counted.
+  Deno.writeTextFileSync(kmsg, "");
+  assert.deepEqual(count(), [`${HOST_A} 2`, `${HOST_B} 1`]);
+});
+
+Deno.test("metrics: no kernel log to read leaves the count unknown, not zero", () => {
+  using created = new CreatedControllers("/nonexistent/kmsg");
+  assert.equal(created.read(), undefined);
 });

@@ -62,6 +62,10 @@ export function roceActiveMtu(netdevMtu: number): number | undefined {
 /** The first netdev a port's GIDs name (`gid_attrs/ndevs/*`), or undefined. */
 function portNetdev(dir: string): string | undefined {
   const ndevs = `${dir}/gid_attrs/ndevs`;
+  // GID 0 is a RoCE port's default GID, always there: no listing of the whole table (1024 entries
+  // on rxe) at every collection.
+  const first = read(`${ndevs}/0`);
+  if (first) return first;
   const names = listDir(ndevs).sort((a, b) => Number(a) - Number(b));
   for (const n of names) {
     const v = read(`${ndevs}/${n}`);

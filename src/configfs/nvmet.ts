@@ -224,9 +224,15 @@ function listIf(io: ConfigfsIo, path: string): string[] {
   return io.isDir(path) ? io.list(path) : [];
 }
 
-/** Reads the live nvmet tree (no secrets). */
-export function readTree(io: ConfigfsIo): LiveTree {
-  const hosts = listIf(io, "hosts").map((nqn): LiveHost => {
+/**
+ * Reads the live nvmet tree (no secrets). `outline` reads what a view of the tree needs and no
+ * more (metrics read it at every collection, where the whole tree is thousands of files): no host
+ * entries, of a subsystem's attributes only allow_any_host, of a namespace only its device_path
+ * and enable (the other namespace fields are empty); ports whole. Never plan from an outline.
+ */
+export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): LiveTree {
+  const outline = part === "outline";
+  const hosts = (outline ? [] : listIf(io, "hosts")).map((nqn): LiveHost => {
     const dir = nvmetPath.host(nqn);
     const key = readIf(io, `${dir}/dhchap_key`);
     const host: LiveHost = { nqn, dhchap_supported: key !== undefined, dhchap_key_set: !!key };
@@ -241,18 +247,26 @@ export function readTree(io: ConfigfsIo): LiveTree {
   const subsystems = listIf(io, "subsystems").map((nqn): LiveSubsystem => {
     const dir = nvmetPath.subsystem(nqn);
     const attr: Record<string, string> = {};
-    for (const f of io.list(dir)) {
-      if (f.startsWith("attr_")) attr[f.slice(5)] = io.read(`${dir}/${f}`);
+    if (outline) attr.allow_any_host = io.read(`${dir}/attr_allow_any_host`);
+    else {
+      for (const f of io.list(dir)) {
+        if (f.startsWith("attr_")) attr[f.slice(5)] = io.read(`${dir}/${f}`);
+      }
     }
     const namespaces = numbered(listIf(io, `${dir}/namespaces`))
       .map(({ name, n: nsid }): LiveNamespace => {
         const ns = nvmetPath.namespace(nqn, name);
         const path = io.read(`${ns}/device_path`);
+        // The kernel shows an unset path as "(null)".
+        const device_path = path === "(null)" ? "" : path;
+        if (outline) {
+          const enable = io.read(`${ns}/enable`) === "1";
+          return { name, nsid, device_path, device_uuid: "", device_nguid: "", enable };
+        }
         return {
           name,
           nsid,
-          // The kernel shows an unset path as "(null)".
-          device_path: path === "(null)" ? "" : path,
+          device_path,
           device_uuid: readIf(io, `${ns}/device_uuid`) ?? "",
           device_nguid: readIf(io, `${ns}/device_nguid`) ?? "",
           buffered_io: readIf(io, `${ns}/buffered_io`),

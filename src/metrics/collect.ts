@@ -55,10 +55,10 @@ export function createdControllers(dev = hostPaths().dev): CreatedControllers {
   return new CreatedControllers(`${dev}/kmsg`);
 }
 
-/** The nvmet tree at `root`, read only; undefined when nvmet is not loaded there. */
+/** The outline of the nvmet tree at `root` (what the collectors read of it), read only; undefined when nvmet is not loaded there. */
 function nvmetTree(root: string): LiveTree | undefined {
   if (fileKind(root, { follow: true }) !== "dir") return undefined;
-  return readTree(new KernelConfigfs(root));
+  return readTree(new KernelConfigfs(root), "outline");
 }
 
 /** The outcome of one collector. */

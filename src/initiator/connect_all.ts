@@ -11,7 +11,7 @@ import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import type { SavedConnection } from "../persist/connections.ts";
-import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
+import { type DiscoveryConfControllers, requireDiscoveryConf } from "../persist/discovery_conf.ts";
 import { persistEntries } from "./persist_entries.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";
 import {
@@ -134,8 +134,7 @@ export async function connectAllFromConf(
   });
   for (const n of conf.notes) io.note(n);
   const records: ConnectAllRow[] = [];
-  for (const c of conf.controllers) {
-    const base: ConnectOptions = { ...flags, ...definedOnly(c), nqn: "" };
+  for (const base of confBases(flags, conf)) {
     try {
       const log = await discover(paths, base);
       records.push(...await connectEntries(paths, base, log.entries, { follow: true, io }));
@@ -149,6 +148,14 @@ export async function connectAllFromConf(
     }
   }
   return rowsReport({ file: conf.file, records });
+}
+
+/**
+ * The discovery controllers of discovery.conf as connect bases: FLAGS (the tuning flags given)
+ * under each line's own flags, which win.
+ */
+export function confBases(flags: ConnectOptions, conf: DiscoveryConfControllers): ConnectOptions[] {
+  return conf.controllers.map((c) => ({ ...flags, ...definedOnly(c), nqn: "" }));
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -35,6 +35,8 @@ export interface FollowerIo {
   request(endpoint: string, reason: ScanReason): void;
   /** How the connects talk. */
   connect: ConnectIo;
+  /** A log was read (for the status). */
+  read?(endpoint: string, log: { genctr: number; reason: ScanReason; controller: string }): void;
 }
 
 /** The label of an endpoint: `rdma 10.0.0.2:4420`, and where it is reached from when given. */
@@ -139,6 +141,7 @@ export class Follower {
         });
       }
       const log = await readDiscoveryLog(this.#paths, ctrl.name);
+      this.#io.read?.(this.label, { genctr: Number(log.genctr), reason, controller: ctrl.name });
       const rows = await connectEntries(this.#paths, this.#base, log.entries, {
         follow: true,
         io: this.#io.connect,

@@ -2,8 +2,9 @@
  * `nvmeof agent`'s loop: follow every endpoint, read the kernel's uevents itself, and read a log
  * again when the kernel says it changed (`NVME_AEN=0x70f002`), when its discovery controller
  * reconnected (`NVME_EVENT=rediscover`) or was lost, at start, and every `rescanMs` as a
- * backstop. Scans run one at a time (scheduler.ts). It stops when `cancel` fires (SIGINT,
- * SIGTERM), leaving every controller in place.
+ * backstop. Scans run one at a time (scheduler.ts); after each, the state file of `agent status`
+ * is written (status.ts). It stops when `cancel` fires (SIGINT, SIGTERM), leaving every
+ * controller in place, and says so as its last decision.
  */
 import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
@@ -13,6 +14,7 @@ import type { AgentDecision } from "./decisions.ts";
 import { scanOf } from "./events.ts";
 import { Follower, uniqueEndpoints } from "./follower.ts";
 import { ScanScheduler } from "./scheduler.ts";
+import { StatusBook, writeStatus } from "./status.ts";
 
 /** The default backstop: every endpoint's log is read again this often, in ms. */
 export const DEFAULT_RESCAN_MS = 60_000;
@@ -31,6 +33,8 @@ export interface AgentRequest {
   note(line: string): void;
   /** Fires to stop. */
   cancel: Canceller;
+  /** Keep the state file for `agent status` (default true). */
+  status?: boolean;
 }
 
 /** What the agent did, said when it stops. */
@@ -46,19 +50,37 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
   // Open the uevent socket before the first scan, so that no change in between is missed.
   using socket = new UeventSocket();
   const followers = new Map<string, Follower>();
+  let uevents = 0;
+  let statusFailed = false;
+  const saveStatus = () => {
+    if (req.status === false) return;
+    try {
+      writeStatus(book.snapshot({ scans: scheduler.scans, uevents }));
+    } catch (err) {
+      if (!statusFailed) req.note(`nvmeof agent: no status file: ${(err as Error).message}`);
+      statusFailed = true;
+    }
+  };
   const scheduler = new ScanScheduler(async (batch) => {
     for (const [id, reason] of batch) await followers.get(id)?.scan(reason);
+    saveStatus();
   }, (err) => req.note(`nvmeof agent: a scan failed: ${(err as Error).message}`));
+  const emit = (d: AgentDecision) => {
+    book.decided(d);
+    req.emit(d);
+  };
   const io = {
-    emit: req.emit,
+    emit,
     request: (id: string, reason: Parameters<ScanScheduler["request"]>[1]) =>
       scheduler.request(id, reason),
     connect: { note: req.note, verbose: false },
+    read: (id: string, log: Parameters<StatusBook["read"]>[1]) => book.read(id, log),
   };
   for (const o of uniqueEndpoints(req.endpoints)) {
     const f = new Follower(paths, o, { io, kato: req.kato });
     followers.set(f.label, f);
   }
+  const book = new StatusBook([...followers.keys()]);
   const owners = {
     discovery: (name: string) => [...followers.values()].find((f) => f.controller === name)?.label,
     io: (name: string) => [...followers.values()].find((f) => f.devices.has(name))?.label,
@@ -69,7 +91,6 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
   all("start");
   const rescanMs = req.rescanMs ?? DEFAULT_RESCAN_MS;
   const backstop = rescanMs > 0 ? setInterval(() => all("periodic"), rescanMs) : undefined;
-  let uevents = 0;
   let stopped = "stopped";
   try {
     for (;;) {
@@ -88,6 +109,8 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     clearInterval(backstop);
     for (const f of followers.values()) f.stop();
     await scheduler.idle();
+    emit({ time: new Date().toISOString(), action: "stopped", error: stopped });
+    saveStatus();
   }
   return { endpoints: [...followers.keys()], scans: scheduler.scans, uevents, stopped };
 }

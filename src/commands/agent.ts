@@ -56,7 +56,6 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
     note: ctx.note,
     cancel,
   });
-  emit({ time: new Date().toISOString(), action: "stopped", error: summary.stopped });
   return { data: summary, streamed: true };
 }
 
@@ -98,7 +97,8 @@ controllers of a subsystem unlinked from its port). A controller removed by hand
 again while its subsystem is in the log: stop the agent first.
 
 It runs in the foreground and prints one line per decision (with -o json, one JSON object per
-line); SIGINT or SIGTERM stops it (exit 0), leaving every controller in place.
+line); SIGINT or SIGTERM stops it (exit 0), leaving every controller in place. What it follows
+and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
 'nvmeof agent enable' installs it as a service.`,
   options: {
     ...ADDRESS_FLAGS,
@@ -118,6 +118,35 @@ line); SIGINT or SIGTERM stops it (exit 0), leaving every controller in place.
     "nvmeof agent enable --now   # as a service, after the network is online",
   ],
   run: agentRun,
+};
+
+async function statusRun(): Promise<CommandResult> {
+  const { readStatus, statusText } = await import("../agent/status.ts");
+  const { runDirPath } = await import("../host/run_dir.ts");
+  const { versioned } = await import("../output/contract.ts");
+  const found = readStatus();
+  if (!found) {
+    const file = `${runDirPath()}/agent.json`;
+    return {
+      data: versioned({ running: false, file }),
+      text: () => `agent not running: no state at '${file}' (it has not run since boot)`,
+      exitCode: 1,
+    };
+  }
+  const data = versioned({ running: found.running, file: found.file, ...found.status });
+  return { data, text: () => statusText(found), exitCode: found.running ? 0 : 1 };
+}
+
+/** `nvmeof agent status`. */
+export const agentStatusCommand: CommandDetails = {
+  description: `
+Shows what the agent running on this host follows and did, from the state it keeps in
+/run/nvmeof/agent.json after every scan: each endpoint (following through which discovery
+controller, or unreachable and why; the last generation read and when), the subsystems it
+connected, and its counts of scans, uevents and failed connects. Exit 0 while it runs, 1 when it
+does not (the last run's state is still shown). Root only: the directory is root's.`,
+  examples: ["nvmeof agent status", "nvmeof agent status -o json | jq '.endpoints[].genctr'"],
+  run: statusRun,
 };
 
 /** `nvmeof agent enable`. */

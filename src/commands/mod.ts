@@ -206,6 +206,11 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import("./agent.ts").then((m) => m.agentCommand),
     subcommands: [
       {
+        name: "status",
+        summary: "Show what the agent follows, the last generation seen and what it connected",
+        load: () => import("./agent.ts").then((m) => m.agentStatusCommand),
+      },
+      {
         name: "enable",
         summary: "Install the systemd unit that runs the agent",
         load: () => import("./agent.ts").then((m) => m.agentEnableCommand),

@@ -20,6 +20,7 @@ async function standin(root: string): Promise<Record<string, string>> {
     NVMEOF_DEV: `${root}/dev`,
     NVMEOF_ETC_NVME: `${root}/etc/nvme`,
     NVMEOF_SYSTEMD_DIR: `${root}/systemd`,
+    NVMEOF_LOCK_DIR: `${root}/run`,
   };
 }
 
@@ -52,7 +53,7 @@ Deno.test("agent enable --dry-run prints a unit ordered after network-online, wr
   assert.equal(await Deno.stat(env.NVMEOF_SYSTEMD_DIR).then(() => true, () => false), false);
 });
 
-Deno.test("agent says an unreachable endpoint once, keeps retrying, and stops on SIGTERM", async () => {
+Deno.test("agent says an unreachable endpoint once, keeps retrying, stops on SIGTERM; status shows it", async () => {
   await using dir = await tempDir();
   const env = await standin(dir.path);
   // discovery.conf and -a name the same endpoint: followed once.
@@ -69,6 +70,15 @@ Deno.test("agent says an unreachable endpoint once, keeps retrying, and stops on
     await new Promise((r) => setTimeout(r, 100));
   }
   await new Promise((r) => setTimeout(r, 3500)); // retries at 1 s and 2 s, said no more
+  const running = await nvmeof(["agent", "status", "-o", "json"], { env });
+  assert.equal(running.code, 0, running.stderr);
+  const st = JSON.parse(running.stdout);
+  assert.equal(st.running, true);
+  assert.equal(st.pid, agent.pid);
+  assert.equal(st.endpoints[0].state, "unreachable");
+  assert.ok(st.scans >= 2, `retried: ${st.scans} scans`);
+  const mode = (await Deno.stat(`${env.NVMEOF_LOCK_DIR}/agent.json`)).mode! & 0o777;
+  assert.equal(mode, 0o600);
   const end = await agent.stop("SIGTERM", 10_000);
   assert.equal(end.code, 0, end.stderr);
   const lines = end.stdout.trim().split("\n").map((l) => JSON.parse(l));
@@ -78,4 +88,16 @@ Deno.test("agent says an unreachable endpoint once, keeps retrying, and stops on
   assert.match(lines[0].error, /nvme-fabrics/);
   assert.equal(lines[0].nvmeof_json, 1);
   assert.equal(lines[1].error, "SIGTERM received");
+  const after = await nvmeof(["agent", "status"], { env });
+  assert.equal(after.code, 1, "not running");
+  assert.match(after.stdout, /agent not running \(last run pid \d+, .*SIGTERM received/);
+  assert.match(after.stdout, new RegExp(`rdma 10\\.0\\.0\\.2:4420 as ${HQ}: unreachable`));
+});
+
+Deno.test("agent status without a state file says the agent has not run (exit 1)", async () => {
+  await using dir = await tempDir();
+  const env = await standin(dir.path);
+  const r = await nvmeof(["agent", "status", "-o", "json"], { env });
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(JSON.parse(r.stdout).running, false);
 });

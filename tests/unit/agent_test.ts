@@ -13,6 +13,7 @@ import {
   uniqueEndpoints,
 } from "../../src/agent/follower.ts";
 import { readController } from "../../src/fabrics/sysfs.ts";
+import { StatusBook, statusText } from "../../src/agent/status.ts";
 import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import type { ConnectAllRow } from "../../src/initiator/connect_report.ts";
 import type { Uevent } from "../../src/net/uevent.ts";
@@ -260,4 +261,41 @@ Deno.test("a persistent discovery controller is recognised by address, host and 
   );
   assert.equal(await isPersistentDiscoveryOf(paths, iface, endpoint({ hostIface: "eth1" })), true);
   assert.equal(await isPersistentDiscoveryOf(paths, kept, endpoint({ hostIface: "eth1" })), false);
+});
+
+Deno.test("status: log reads, connects, failures and the stop are kept per endpoint", () => {
+  const ep = "rdma 10.0.0.2:4420";
+  const book = new StatusBook([ep], new Date("2026-12-03T20:00:00Z"));
+  book.decided({ time: "t0", action: "unreachable", endpoint: ep, error: "ECONNREFUSED" });
+  let s = book.snapshot({ scans: 1, uevents: 0 });
+  assert.equal(s.endpoints[0].state, "unreachable");
+  book.read(ep, { genctr: 4, reason: "log-changed", controller: "nvme0" });
+  const [d] = rowDecisions([row({})], new StateLog(), scan("log-changed", 4));
+  book.decided({ ...d, endpoint: ep });
+  book.decided({ time: "t2", action: "failed", endpoint: ep, error: "x" });
+  book.decided({ time: "t3", action: "stopped", error: "SIGTERM received" });
+  s = book.snapshot({ scans: 3, uevents: 7 });
+  assert.deepEqual(
+    { ...s.endpoints[0], read_at: undefined },
+    {
+      endpoint: ep,
+      state: "following",
+      discovery_controller: "nvme0",
+      genctr: 4,
+      read_at: undefined,
+      reason: "log-changed",
+    },
+  );
+  assert.equal(s.connected.length, 1);
+  assert.equal(s.connected[0].device, "nvme2");
+  assert.equal(s.failures, 1);
+  assert.equal(s.stopped, "SIGTERM received");
+  assert.equal(s.scans, 3);
+  const text = statusText({ status: s, running: false });
+  assert.match(
+    text,
+    /^agent not running \(last run pid \d+, started 2026-12-03T20:00:00.000Z, SIGTERM/,
+  );
+  assert.match(text, /rdma 10\.0\.0\.2:4420: following through nvme0, generation 4/);
+  assert.match(text, /connected nqn\.2024-01\.io\.example:disk1 as nvme2 at .* \(generation 4\)/);
 });

@@ -24,7 +24,11 @@ const RULES: Record<string, readonly string[]> = {
   doctor: LOWER,
   persist: LOWER,
   metrics: ["target", ...LOWER],
-  agent: ["initiator", ...LOWER], // connect-all's walk, for each log it reads // the target's live tree and connected hosts, read-only
+  agent: [
+    "initiator", // connect-all's walk, for each log it reads
+    "src/persist/durable.ts", // the status file, written whole
+    ...LOWER,
+  ], // the target's live tree and connected hosts, read-only
   initiator: [
     "persist", // connect --persist saves what it connected
     ...LOWER,

@@ -14,7 +14,7 @@ import type { AgentDecision } from "./decisions.ts";
 import { scanOf } from "./events.ts";
 import { Follower, uniqueEndpoints } from "./follower.ts";
 import { ScanScheduler } from "./scheduler.ts";
-import { StatusBook, writeStatus } from "./status.ts";
+import { holdAgentLock, StatusBook, writeStatus } from "./status.ts";
 
 /** The default backstop: every endpoint's log is read again this often, in ms. */
 export const DEFAULT_RESCAN_MS = 60_000;
@@ -33,8 +33,6 @@ export interface AgentRequest {
   note(line: string): void;
   /** Fires to stop. */
   cancel: Canceller;
-  /** Keep the state file for `agent status` (default true). */
-  status?: boolean;
 }
 
 /** What the agent did, said when it stops. */
@@ -47,13 +45,13 @@ export interface AgentSummary {
 
 /** Runs the agent until `req.cancel` fires. */
 export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<AgentSummary> {
+  using _lock = holdAgentLock();
   // Open the uevent socket before the first scan, so that no change in between is missed.
   using socket = new UeventSocket();
   const followers = new Map<string, Follower>();
   let uevents = 0;
   let statusFailed = false;
   const saveStatus = () => {
-    if (req.status === false) return;
     try {
       writeStatus(book.snapshot({ scans: scheduler.scans, uevents }));
     } catch (err) {

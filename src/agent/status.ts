@@ -3,6 +3,7 @@
  * after every scan, for `nvmeof agent status`: each endpoint's discovery controller, state and last
  * generation read, the subsystems it connected, and its counts.
  */
+import { EnvironmentError } from "../errors.ts";
 import { privateRunDir, runDirPath } from "../host/run_dir.ts";
 import { writeDurableSync } from "../persist/durable.ts";
 import type { AgentDecision } from "./decisions.ts";
@@ -10,6 +11,43 @@ import type { ScanReason } from "./scheduler.ts";
 
 /** The state file's name in the runtime directory. */
 const FILE = "agent.json";
+/** The lock that keeps a second agent from starting on this host. */
+const LOCK = "agent.lock";
+
+/**
+ * Holds this host's agent lock until disposed: a second agent would follow the same endpoints
+ * and race the first for their discovery controllers. Fails naming the agent that holds it.
+ */
+export function holdAgentLock(): Disposable {
+  const path = `${privateRunDir("state directory")}/${LOCK}`;
+  const file = Deno.openSync(path, { create: true, read: true, write: true, mode: 0o600 });
+  if (!file.tryLockSync(true)) {
+    let holder = "";
+    try {
+      holder = Deno.readTextFileSync(path).trim();
+    } catch { /* unreadable: unnamed */ }
+    file.close();
+    throw new EnvironmentError(
+      `Another nvmeof agent${holder ? ` (${holder})` : ""} runs on this host.`,
+      {
+        hint: "One agent follows every endpoint: add endpoints to /etc/nvme/discovery.conf, " +
+          "'nvmeof agent status' shows what it follows.",
+      },
+    );
+  }
+  file.truncateSync(0);
+  file.writeSync(new TextEncoder().encode(`pid ${Deno.pid}\n`));
+  return {
+    [Symbol.dispose]() {
+      try {
+        file.truncateSync(0);
+        file.unlockSync();
+      } finally {
+        file.close();
+      }
+    },
+  };
+}
 
 /** One followed endpoint, as the status shows it. */
 export interface EndpointStatus {

@@ -53,7 +53,7 @@ Deno.test("agent enable --dry-run prints a unit ordered after network-online, wr
   assert.equal(await Deno.stat(env.NVMEOF_SYSTEMD_DIR).then(() => true, () => false), false);
 });
 
-Deno.test("agent says an unreachable endpoint once, keeps retrying, stops on SIGTERM; status shows it", async () => {
+Deno.test("agent says an unreachable endpoint once, retries, refuses a second agent; status shows it", async () => {
   await using dir = await tempDir();
   const env = await standin(dir.path);
   // discovery.conf and -a name the same endpoint: followed once.
@@ -70,6 +70,9 @@ Deno.test("agent says an unreachable endpoint once, keeps retrying, stops on SIG
     await new Promise((r) => setTimeout(r, 100));
   }
   await new Promise((r) => setTimeout(r, 3500)); // retries at 1 s and 2 s, said no more
+  const second = await nvmeof(["agent", "-a", "10.0.0.3"], { env });
+  assert.equal(second.code, 3, "a second agent on the host is refused");
+  assert.match(second.stderr, new RegExp(`Another nvmeof agent \\(pid ${agent.pid}\\) runs`));
   const running = await nvmeof(["agent", "status", "-o", "json"], { env });
   assert.equal(running.code, 0, running.stderr);
   const st = JSON.parse(running.stdout);

@@ -6,7 +6,7 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { ADDRESS_FLAGS, HOST_FLAGS, TUNING_FLAGS } from "../cli/fabrics_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
 import { disableUnitRun } from "../cli/unit_run.ts";
-import { UsageError } from "../errors.ts";
+import { FailureError, UsageError } from "../errors.ts";
 import { AGENT_UNIT } from "../persist/units.ts";
 
 const DEFAULT_RESCAN_S = "60";
@@ -60,6 +60,28 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
+  if (ctx.values.force !== true) {
+    // A unit with nothing to follow would fail at every boot: read discovery.conf now.
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+    const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
+    const { discoveryConfControllers } = await import("../persist/discovery_conf.ts");
+    const paths = fabricsPaths();
+    const id = await resolveHostIdentity({}, paths);
+    const file = `${paths.etcNvme}/discovery.conf`;
+    const conf = await discoveryConfControllers(paths.etcNvme, id);
+    if (!conf?.controllers.length) {
+      throw new FailureError(
+        `The agent would have nothing to follow: '${file}' ${
+          conf ? "lists no discovery controller" : "does not exist"
+        }.`,
+        {
+          hint: `List the discovery controllers there, one line of nvme-cli flags each ` +
+            "(--transport=rdma --traddr=10.0.0.2 --trsvcid=4420), or pass --force to install " +
+            "the unit anyway.",
+        },
+      );
+    }
+  }
   const { persistPaths } = await import("../persist/etc_paths.ts");
   const { selfPath } = await import("../persist/self.ts");
   const { agentUnitText, installUnit, unitChangeText } = await import("../persist/systemd.ts");
@@ -154,10 +176,12 @@ export const agentEnableCommand: CommandDetails = {
   description: `
 Writes ${AGENT_UNIT} to /etc/systemd/system and enables it: it runs 'nvmeof agent' after
 network-online.target, following the discovery controllers of /etc/nvme/discovery.conf, and is
-restarted when it fails. The unit names this program by its absolute path. NVMEOF_SYSTEMD_DIR
+restarted when it fails (not when its configuration is wrong: exit 2). discovery.conf is read
+first: with no discovery controller in it nothing is installed, unless --force. The unit names this program by its absolute path. NVMEOF_SYSTEMD_DIR
 overrides /etc/systemd/system.`,
   options: {
     now: { type: "boolean", description: "Also (re)start the unit now" },
+    force: { type: "boolean", description: "Install even with no discovery controller listed yet" },
     "dry-run": {
       type: "boolean",
       description: "Print the unit and where it would go; write nothing",

@@ -178,6 +178,8 @@ export function agentUnitText(self: SelfPath): string {
     `ExecStart=${execLine(self, ["agent"])}`,
     "Restart=on-failure",
     "RestartSec=5s",
+    // A usage error (a broken discovery.conf) fails the same way at every start.
+    "RestartPreventExitStatus=2",
     "NoNewPrivileges=yes",
     "ProtectHome=read-only",
     "PrivateTmp=yes",

@@ -41,15 +41,31 @@ Deno.test("agent refuses a --rescan-interval that is not seconds", async () => {
   assert.match(r.stderr, /--rescan-interval '1m'/);
 });
 
+Deno.test("agent enable refuses a host with nothing to follow unless --force", async () => {
+  await using dir = await tempDir();
+  const env = await standin(dir.path);
+  const r = await nvmeof(["agent", "enable", "--dry-run"], { env });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /nothing to follow/);
+  assert.match(r.stderr, /--force/);
+  const f = await nvmeof(["agent", "enable", "--dry-run", "--force"], { env });
+  assert.equal(f.code, 0, f.stderr);
+});
+
 Deno.test("agent enable --dry-run prints a unit ordered after network-online, writes nothing", async () => {
   await using dir = await tempDir();
   const env = await standin(dir.path);
+  await Deno.writeTextFile(
+    `${env.NVMEOF_ETC_NVME}/discovery.conf`,
+    "--transport=rdma --traddr=10.0.0.2 --trsvcid=4420\n",
+  );
   const r = await nvmeof(["agent", "enable", "--dry-run"], { env });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /After=network-online\.target/);
   assert.match(r.stdout, /Wants=network-online\.target/);
   assert.match(r.stdout, /ExecStart=\S+ agent\n/);
   assert.match(r.stdout, /Restart=on-failure/);
+  assert.match(r.stdout, /RestartPreventExitStatus=2/);
   assert.equal(await Deno.stat(env.NVMEOF_SYSTEMD_DIR).then(() => true, () => false), false);
 });
 

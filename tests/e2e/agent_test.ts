@@ -97,6 +97,7 @@ async function blockDevice(nqn: string): Promise<string> {
 }
 
 interface Line {
+  time?: string;
   action: string;
   subnqn?: string;
   reason?: string;
@@ -169,6 +170,7 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     assert.match(kato.stdout, /^30\n/, "keep-alive 30 s");
 
     const t0 = performance.now();
+    const wall0 = Date.now();
     const link = await sh(`ln -s ${N}/subsystems/${SECOND} ${PORT}/subsystems/${SECOND}`);
     assert.equal(link.code, 0, link.stderr);
     const dev = await until("the second subsystem's block device", CHANGE_BOUND_MS, async () => {
@@ -189,6 +191,8 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     );
     assert.equal(second.reason, "log-changed", agent.stdout);
     assert.ok((second.genctr ?? 0) > 0);
+    // The agent says 'connected' once the block devices exist (connect waits for them).
+    console.log(`agent: change -> its 'connected' line: ${Date.parse(second.time!) - wall0} ms`);
 
     assert.equal((await controllersOf(FIRST)).length, 1, "no second controller for the first");
     assert.equal((await controllersOf(SECOND)).length, 1);

@@ -5,7 +5,8 @@
  * (plain configfs writes) reaches it as a Discovery Log Change uevent, and it connects that one
  * too, without a second controller for the first and with the periodic re-read off, so that
  * only the event can have caused it. The time from the link to the block device is measured and
- * printed. Then `connect-all` beside it finds everything connected. A second test takes the port
+ * printed. Two more linked back to back are both connected in a few scans, and `connect-all`
+ * beside it finds everything connected. A second test takes the port
  * away and back with a new subsystem linked meanwhile: only the discovery controller's
  * reconnection (`NVME_EVENT=rediscover`) can tell the agent. Everything made is removed even when
  * a test fails.
@@ -21,6 +22,8 @@ const N = "/sys/kernel/config/nvmet";
 const PORT = `${N}/ports/91`;
 const FIRST = "nqn.2024-01.io.nvmeof.e2e:agent-first";
 const SECOND = "nqn.2024-01.io.nvmeof.e2e:agent-second";
+/** Linked back to back: their log change events come while the agent scans. */
+const BURST = ["nqn.2024-01.io.nvmeof.e2e:agent-third", "nqn.2024-01.io.nvmeof.e2e:agent-fourth"];
 const DISCOVERY = "nqn.2014-08.org.nvmexpress.discovery";
 /** From the configfs link to the second subsystem's block device, under TCG. */
 const CHANGE_BOUND_MS = 20_000;
@@ -63,12 +66,14 @@ const UP = [
   "modprobe null_blk nr_devices=0",
   subsystemUp(FIRST, "nullb_agent1"),
   subsystemUp(SECOND, "nullb_agent2"),
+  ...BURST.map((q, i) => subsystemUp(q, `nullb_agent${i + 3}`)),
   portUp([FIRST]),
 ].join("\n");
 
 const DOWN = [
   // The agent leaves its controllers (and its discovery controller): remove every one of this port.
   `for c in /sys/class/nvme/nvme*; do grep -q "trsvcid=${SVC}" $c/address 2>/dev/null && echo 1 > $c/delete_controller; done`,
+  ...BURST.map((q, i) => subsystemDown(q, `nullb_agent${i + 3}`)),
   subsystemDown(SECOND, "nullb_agent2"),
   subsystemDown(FIRST, "nullb_agent1"),
   `rmdir ${PORT} 2>/dev/null`,
@@ -198,7 +203,31 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     assert.equal((await controllersOf(SECOND)).length, 1);
     assert.equal((await controllersOf(DISCOVERY)).length, 1, "one discovery controller");
 
-    // connect-all beside the agent finds both connected and makes nothing.
+    // Two links back to back: each sends a log change event (re-armed by the agent's next read);
+    // both are connected, none lost, in a few scans.
+    const burst = await sh(
+      BURST.map((q) => `ln -s ${N}/subsystems/${q} ${PORT}/subsystems/${q}`).join(" && "),
+    );
+    assert.equal(burst.code, 0, burst.stderr);
+    await until("both subsystems of the burst connected", 30_000, () =>
+      Promise.resolve(
+        BURST.every((q) =>
+          lines(agent.stdout).some((l) => l.action === "connected" && l.subnqn === q)
+        ) ||
+          undefined,
+      )).catch((err) => {
+        throw new Error(`${err.message}\nstdout: ${agent.stdout}\nstderr: ${agent.stderr}`);
+      });
+    const state = JSON.parse(await Deno.readTextFile("/run/nvmeof/agent.json"));
+    console.log(
+      `agent: after the burst: ${state.scans} scans, ${state.uevents} uevents, ` +
+        `generation ${state.endpoints[0].genctr}`,
+    );
+    assert.equal(state.endpoints[0].state, "following");
+    assert.equal(state.connected.length, 4);
+    assert.ok(state.scans <= 6, `${state.scans} scans for start, one change and a burst of two`);
+
+    // connect-all beside the agent finds everything connected and makes nothing.
     const all = await nvmeof([
       "connect-all",
       "-a",
@@ -214,9 +243,8 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     ]);
     assert.equal(all.code, 0, all.stderr);
     const statuses = JSON.parse(all.stdout).records.map((r: { status: string }) => r.status);
-    assert.deepEqual(statuses, ["already connected", "already connected"]);
-    assert.equal((await controllersOf(FIRST)).length, 1);
-    assert.equal((await controllersOf(SECOND)).length, 1);
+    assert.deepEqual(statuses, Array(4).fill("already connected"));
+    for (const q of [FIRST, SECOND, ...BURST]) assert.equal((await controllersOf(q)).length, 1, q);
 
     const end = await agent.stop("SIGTERM", 15_000);
     assert.equal(end.code, 0, end.stderr);

@@ -12,8 +12,8 @@ import { UeventSocket } from "../net/uevent_socket.ts";
 import { CancelledError, type Canceller } from "../wait.ts";
 import type { AgentDecision } from "./decisions.ts";
 import { scanOf } from "./events.ts";
-import { Follower, uniqueEndpoints } from "./follower.ts";
-import { ScanScheduler } from "./scheduler.ts";
+import { endpointLabel, Follower, type FollowerIo, uniqueEndpoints } from "./follower.ts";
+import { type ScanReason, ScanScheduler } from "./scheduler.ts";
 import { holdAgentLock, StatusBook, writeStatus } from "./status.ts";
 
 /** The default backstop: every endpoint's log is read again this often, in ms. */
@@ -48,6 +48,8 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
   using _lock = holdAgentLock();
   // Open the uevent socket before the first scan, so that no change in between is missed.
   using socket = new UeventSocket();
+  const endpoints = uniqueEndpoints(req.endpoints);
+  const book = new StatusBook(endpoints.map(endpointLabel));
   const followers = new Map<string, Follower>();
   let uevents = 0;
   let statusFailed = false;
@@ -67,23 +69,21 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     book.decided(d);
     req.emit(d);
   };
-  const io = {
+  const io: FollowerIo = {
     emit,
-    request: (id: string, reason: Parameters<ScanScheduler["request"]>[1]) =>
-      scheduler.request(id, reason),
+    request: (id, reason) => scheduler.request(id, reason),
     connect: { note: req.note, verbose: false },
-    read: (id: string, log: Parameters<StatusBook["read"]>[1]) => book.read(id, log),
+    read: (id, log) => book.read(id, log),
   };
-  for (const o of uniqueEndpoints(req.endpoints)) {
+  for (const o of endpoints) {
     const f = new Follower(paths, o, { io, kato: req.kato });
     followers.set(f.label, f);
   }
-  const book = new StatusBook([...followers.keys()]);
   const owners = {
     discovery: (name: string) => [...followers.values()].find((f) => f.controller === name)?.label,
     io: (name: string) => [...followers.values()].find((f) => f.devices.has(name))?.label,
   };
-  const all = (reason: Parameters<ScanScheduler["request"]>[1]) => {
+  const all = (reason: ScanReason) => {
     for (const id of followers.keys()) scheduler.request(id, reason);
   };
   all("start");

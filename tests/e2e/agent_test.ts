@@ -6,10 +6,10 @@
  * too, without a second controller for the first and with the periodic re-read off, so that
  * only the event can have caused it. The time from the link to the block device is measured and
  * printed. Two more linked back to back are both connected in a few scans, and `connect-all`
- * beside it finds everything connected. A second test takes the port
- * away and back with a new subsystem linked meanwhile: only the discovery controller's
- * reconnection (`NVME_EVENT=rediscover`) can tell the agent. Everything made is removed even when
- * a test fails.
+ * beside it finds everything connected. A second test starts it beside a persistent discovery
+ * controller made by `nvme discover -p` (used, not duplicated), then takes the port away and back
+ * with a new subsystem linked meanwhile: only the discovery controller's reconnection
+ * (`NVME_EVENT=rediscover`) can tell the agent. Everything made is removed even when a test fails.
  */
 import assert from "node:assert/strict";
 import { nvmeof, sh, spawnNvmeof } from "../helpers.ts";
@@ -256,10 +256,18 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
   }
 });
 
-Deno.test("agent reads the log again when its discovery controller reconnects (rediscover)", async () => {
+Deno.test("agent uses nvme-cli's persistent discovery controller and reads the log again on rediscover", async () => {
   try {
     const up = await sh(UP);
     assert.equal(up.code, 0, `target setup failed: ${up.stderr}`);
+    // A persistent discovery controller nvme-cli made: the agent must use it, not make a second.
+    const p = await sh(
+      `nvme discover -t rdma -a ${ADDR} -s ${SVC} -q ${HQ} -I ${HI} -p -k 30 >/dev/null && ` +
+        `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = "${DISCOVERY}" ] && ` +
+        `grep -q "trsvcid=${SVC}" $c/address && basename $c; done; true`,
+    );
+    const cli = p.stdout.trim();
+    assert.match(cli, /^nvme\d+$/, `nvme discover -p made no discovery controller: ${p.stderr}`);
     await using agent = spawnNvmeof(
       [
         "agent",
@@ -287,7 +295,10 @@ Deno.test("agent reads the log again when its discovery controller reconnects (r
       Promise.resolve(
         lines(agent.stdout).find((l) => l.action === "connected" && l.subnqn === FIRST),
       )).catch(fail);
-    const dc = lines(agent.stdout).find((l) => l.action === "following")!.discovery_controller!;
+    const following = lines(agent.stdout).find((l) => l.action === "following")!;
+    assert.equal(following.discovery_controller, cli, "it follows through nvme-cli's controller");
+    assert.equal(following.made, false);
+    const dc = cli;
     // The port goes away: the host's controllers there lose their connection and reconnect.
     const gone = await sh(`rm ${PORT}/subsystems/${FIRST} && rmdir ${PORT}`);
     assert.equal(gone.code, 0, gone.stderr);

@@ -36,6 +36,21 @@ function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
 }
 
 /**
+ * Why this host cannot reach the address of log entry E with BASE's transport (another transport,
+ * an address that is not IP), or undefined when it can.
+ */
+export function unusableEntry(e: DiscoveryLogEntry, base: ConnectOptions): string | undefined {
+  const trtype = trtypeName(e.trtype);
+  if (trtype !== base.transport) return `transport ${trtype} differs from -t ${base.transport}`;
+  if (
+    (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
+  ) {
+    return `address '${e.traddr}' is not an IP address`;
+  }
+  return undefined;
+}
+
+/**
  * Connects every NVM subsystem of ENTRIES (one discovery log). Referral entries are followed when
  * FOLLOW is true: the referred controller's log is read and its entries connected, each row then
  * carrying `referral`, the discovery controller that listed it; a referral found there is not
@@ -53,14 +68,9 @@ export async function connectEntries(
   for (const e of entries) {
     const trtype = trtypeName(e.trtype);
     if (e.subtype === 3) continue; // the discovery controller we are talking to
-    if (trtype !== base.transport) {
-      push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
-      continue;
-    }
-    if (
-      (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
-    ) {
-      push(skip(e, `address '${e.traddr}' is not an IP address`));
+    const unusable = unusableEntry(e, base);
+    if (unusable) {
+      push(skip(e, unusable));
       continue;
     }
     const trsvcid = e.trsvcid || base.trsvcid;

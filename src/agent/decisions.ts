@@ -29,6 +29,8 @@ export interface AgentDecision {
   discovery_controller?: string;
   /** Whether that discovery controller was made by the agent (false: one it found). */
   made?: boolean;
+  /** For an endpoint learnt from a referral: the endpoint whose log listed it. */
+  referred_by?: string;
   subnqn?: string;
   trtype?: string;
   traddr?: string;
@@ -45,6 +47,7 @@ export interface AgentDecision {
 
 const BECAUSE: Record<ScanReason, string> = {
   start: "the agent started",
+  referral: "a followed log referred to it",
   "log-changed": "the log changed",
   rediscover: "the discovery controller reconnected",
   lost: "the discovery controller was lost",
@@ -68,7 +71,8 @@ export function decisionText(d: AgentDecision): string {
   switch (d.action) {
     case "following":
       return `following ${d.endpoint} through ${d.discovery_controller} (` +
-        `${d.made ? "a persistent discovery controller it made" : "an existing one"})`;
+        `${d.made ? "a persistent discovery controller it made" : "an existing one"}` +
+        `${d.referred_by ? `; a referral of ${d.referred_by}` : ""})`;
     case "unreachable":
       return `cannot follow ${d.endpoint}: ${d.error}` +
         (d.retry_in_s !== undefined ? ` (retrying, next in ${d.retry_in_s} s)` : "");

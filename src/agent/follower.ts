@@ -18,7 +18,7 @@ import {
   readAttr,
   readController,
 } from "../fabrics/sysfs.ts";
-import { connectEntries } from "../initiator/connect_all.ts";
+import { connectEntries, unusableEntry } from "../initiator/connect_all.ts";
 import type { ConnectIo } from "../initiator/connect_io.ts";
 import { addr, failureReason } from "../initiator/connect_report.ts";
 import { type AgentDecision, backoffMs, rowDecisions, StateLog } from "./decisions.ts";
@@ -37,6 +37,8 @@ export interface FollowerIo {
   connect: ConnectIo;
   /** A log was read (for the status). */
   read?(endpoint: string, log: { genctr: number; reason: ScanReason; controller: string }): void;
+  /** A referral entry of ENDPOINT's log: the discovery controller it names, to follow too. */
+  referral?(to: ConnectOptions, from: string): void;
 }
 
 /** The label of an endpoint: `rdma 10.0.0.2:4420`, and where it is reached from when given. */
@@ -92,12 +94,15 @@ export class Follower {
   #failures = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
+  /** The endpoint whose log referred to this one, if any. */
+  readonly referredBy: string | undefined;
 
   constructor(
     paths: FabricsPaths,
     base: ConnectOptions,
-    options: { io: FollowerIo; kato?: number },
+    options: { io: FollowerIo; kato?: number; referredBy?: string },
   ) {
+    this.referredBy = options.referredBy;
     this.#paths = paths;
     this.#base = base;
     this.#kato = options.kato ?? DISCOVERY_KATO;
@@ -138,14 +143,29 @@ export class Follower {
           reason,
           discovery_controller: ctrl.name,
           made,
+          ...(this.referredBy ? { referred_by: this.referredBy } : {}),
         });
       }
       const log = await readDiscoveryLog(this.#paths, ctrl.name);
       this.#io.read?.(this.label, { genctr: Number(log.genctr), reason, controller: ctrl.name });
-      const rows = await connectEntries(this.#paths, this.#base, log.entries, {
-        follow: true,
-        io: this.#io.connect,
-      });
+      // Referrals become endpoints of their own (followed through a persistent discovery
+      // controller too); what cannot be reached stays with connect-all's walk, which says why.
+      const referral = (e: typeof log.entries[number]) =>
+        e.subtype === 1 && this.#io.referral !== undefined &&
+        unusableEntry(e, this.#base) === undefined;
+      for (const e of log.entries.filter(referral)) {
+        this.#io.referral!({
+          ...this.#base,
+          traddr: e.traddr,
+          trsvcid: e.trsvcid || this.#base.trsvcid,
+        }, this.label);
+      }
+      const rows = await connectEntries(
+        this.#paths,
+        this.#base,
+        log.entries.filter((e) => !referral(e)),
+        { follow: true, io: this.#io.connect },
+      );
       for (const r of rows) if (r.device) this.devices.add(r.device);
       const failed = rows.some((r) => r.status === "failed");
       const retryInS = failed ? this.#scheduleRetry() : this.#succeeded();

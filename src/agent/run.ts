@@ -74,6 +74,14 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     request: (id, reason) => scheduler.request(id, reason),
     connect: { note: req.note, verbose: false },
     read: (id, log) => book.read(id, log),
+    referral: (to, from) => {
+      const label = endpointLabel(to);
+      if (followers.has(label)) return; // followed already (loops between servers end here)
+      const f = new Follower(paths, to, { io, kato: req.kato, referredBy: from });
+      followers.set(label, f);
+      book.add(label);
+      scheduler.request(label, "referral");
+    },
   };
   for (const o of endpoints) {
     const f = new Follower(paths, o, { io, kato: req.kato });

@@ -7,6 +7,7 @@
 /** Why an endpoint's log is read again. */
 export type ScanReason =
   | "start"
+  | "referral"
   | "log-changed"
   | "rediscover"
   | "lost"

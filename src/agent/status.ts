@@ -108,6 +108,11 @@ export class StatusBook {
     };
   }
 
+  /** An endpoint learnt while running (a referral). */
+  add(endpoint: string): void {
+    if (!this.#endpoint(endpoint)) this.#status.endpoints.push({ endpoint, state: "starting" });
+  }
+
   #endpoint(label: string | undefined): EndpointStatus | undefined {
     return this.#status.endpoints.find((e) => e.endpoint === label);
   }

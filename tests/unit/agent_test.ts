@@ -16,6 +16,8 @@ import { readController } from "../../src/fabrics/sysfs.ts";
 import { StatusBook, statusText } from "../../src/agent/status.ts";
 import type { ConnectOptions } from "../../src/fabrics/connect_options.ts";
 import type { ConnectAllRow } from "../../src/initiator/connect_report.ts";
+import { unusableEntry } from "../../src/initiator/connect_all.ts";
+import type { DiscoveryLogEntry } from "../../src/fabrics/discovery_log.ts";
 import type { Uevent } from "../../src/net/uevent.ts";
 import { tempDir } from "../helpers.ts";
 
@@ -298,4 +300,37 @@ Deno.test("status: log reads, connects, failures and the stop are kept per endpo
   );
   assert.match(text, /rdma 10\.0\.0\.2:4420: following through nvme0, generation 4/);
   assert.match(text, /connected nqn\.2024-01\.io\.example:disk1 as nvme2 at .* \(generation 4\)/);
+});
+
+Deno.test("a referral this host can reach is followed; another transport or a non-IP one is not", () => {
+  const entry = (over: Partial<DiscoveryLogEntry>): DiscoveryLogEntry => ({
+    trtype: 1, // rdma
+    adrfam: 1,
+    subtype: 1,
+    treq: 0,
+    portid: 1,
+    cntlid: 0xffff,
+    asqsz: 32,
+    eflags: 0,
+    trsvcid: "4420",
+    subnqn: "nqn.2014-08.org.nvmexpress.discovery",
+    traddr: "10.0.0.3",
+    ...over,
+  } as DiscoveryLogEntry);
+  assert.equal(unusableEntry(entry({}), endpoint()), undefined);
+  assert.match(unusableEntry(entry({ trtype: 3 }), endpoint()) ?? "", /transport tcp differs/);
+  assert.match(unusableEntry(entry({ adrfam: 3, traddr: "x" }), endpoint()) ?? "", /not an IP/);
+  const d = decisionText({
+    time: "t",
+    action: "following",
+    endpoint: "rdma 10.0.0.3:4420",
+    discovery_controller: "nvme5",
+    made: true,
+    referred_by: "rdma 10.0.0.2:4420",
+  });
+  assert.equal(
+    d,
+    "following rdma 10.0.0.3:4420 through nvme5 (a persistent discovery controller it made; " +
+      "a referral of rdma 10.0.0.2:4420)",
+  );
 });

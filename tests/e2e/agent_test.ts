@@ -5,14 +5,16 @@
  * (plain configfs writes) reaches it as a Discovery Log Change uevent, and it connects that one
  * too, without a second controller for the first and with the periodic re-read off, so that
  * only the event can have caused it. The time from the link to the block device is measured and
- * printed. Two more linked back to back are both connected in a few scans, and `connect-all`
- * beside it finds everything connected. A second test starts it beside a persistent discovery
+ * printed. Two more linked back to back are both connected in a few scans, and nvme-cli's
+ * `connect-all` beside it makes no second controller. A second test starts it beside a persistent discovery
  * controller made by `nvme discover -p` (used, not duplicated), then takes the port away and back
  * with a new subsystem linked meanwhile: only the discovery controller's reconnection
- * (`NVME_EVENT=rediscover`) can tell the agent. Everything made is removed even when a test fails.
+ * (`NVME_EVENT=rediscover`) can tell the agent; then a referral to a second discovery port, whose
+ * subsystems it connects, including one linked there later (that port's own log change event).
+ * Everything made is removed even when a test fails.
  */
 import assert from "node:assert/strict";
-import { nvmeof, sh, spawnNvmeof } from "../helpers.ts";
+import { sh, spawnNvmeof } from "../helpers.ts";
 
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-0000000000c1";
 const HI = "1e4a0000-0000-4000-8000-0000000000c1";
@@ -20,6 +22,9 @@ const ADDR = "10.77.0.1";
 const SVC = "4491";
 const N = "/sys/kernel/config/nvmet";
 const PORT = `${N}/ports/91`;
+/** A second discovery port, which PORT's log refers to (as another storage server would be). */
+const SVC2 = "4492";
+const PORT2 = `${N}/ports/92`;
 const FIRST = "nqn.2024-01.io.nvmeof.e2e:agent-first";
 const SECOND = "nqn.2024-01.io.nvmeof.e2e:agent-second";
 /** Linked back to back: their log change events come while the agent scans. */
@@ -72,18 +77,21 @@ const UP = [
 
 const DOWN = [
   // The agent leaves its controllers (and its discovery controller): remove every one of this port.
-  `for c in /sys/class/nvme/nvme*; do grep -q "trsvcid=${SVC}" $c/address 2>/dev/null && echo 1 > $c/delete_controller; done`,
+  `for c in /sys/class/nvme/nvme*; do grep -qE "trsvcid=(${SVC}|${SVC2})" $c/address 2>/dev/null && echo 1 > $c/delete_controller; done`,
+  `rmdir ${PORT}/referrals/r92 2>/dev/null`,
+  ...BURST.map((q) => `rm -f ${PORT2}/subsystems/${q}`),
+  `rmdir ${PORT2} 2>/dev/null`,
   ...BURST.map((q, i) => subsystemDown(q, `nullb_agent${i + 3}`)),
   subsystemDown(SECOND, "nullb_agent2"),
   subsystemDown(FIRST, "nullb_agent1"),
   `rmdir ${PORT} 2>/dev/null`,
 ].join("\n");
 
-/** The controllers of `nqn` at this test's port: `nvme3` … */
-async function controllersOf(nqn: string): Promise<string[]> {
+/** The controllers of `nqn` at this test's port (or service id `svc`): `nvme3` … */
+async function controllersOf(nqn: string, svc = SVC): Promise<string[]> {
   const r = await sh(
     `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn 2>/dev/null)" = "${nqn}" ] && ` +
-      `grep -q "trsvcid=${SVC}" $c/address && basename $c; done; true`,
+      `grep -qE "trsvcid=${svc}(,|$)" $c/address && basename $c; done; true`,
   );
   return r.stdout.split("\n").filter(Boolean);
 }
@@ -104,6 +112,7 @@ async function blockDevice(nqn: string): Promise<string> {
 interface Line {
   time?: string;
   action: string;
+  trsvcid?: string;
   subnqn?: string;
   reason?: string;
   genctr?: number;
@@ -227,23 +236,12 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     assert.equal(state.connected.length, 4);
     assert.ok(state.scans <= 6, `${state.scans} scans for start, one change and a burst of two`);
 
-    // connect-all beside the agent finds everything connected and makes nothing.
-    const all = await nvmeof([
-      "connect-all",
-      "-a",
-      ADDR,
-      "-s",
-      SVC,
-      "-q",
-      HQ,
-      "-I",
-      HI,
-      "-o",
-      "json",
-    ]);
-    assert.equal(all.code, 0, all.stderr);
-    const statuses = JSON.parse(all.stdout).records.map((r: { status: string }) => r.status);
-    assert.deepEqual(statuses, Array(4).fill("already connected"));
+    // nvme-cli's connect-all beside the agent (the independent peer; nvmeof's shares the agent's
+    // connect path) makes no second controller.
+    const all = await sh(`nvme connect-all -t rdma -a ${ADDR} -s ${SVC} -q ${HQ} -I ${HI} 2>&1`);
+    console.log(
+      `agent: nvme connect-all beside it: exit ${all.code}, ${all.stdout.trim() || "silent"}`,
+    );
     for (const q of [FIRST, SECOND, ...BURST]) assert.equal((await controllersOf(q)).length, 1, q);
 
     const end = await agent.stop("SIGTERM", 15_000);
@@ -325,8 +323,59 @@ Deno.test("agent uses nvme-cli's persistent discovery controller and reads the l
     assert.equal(second.reason, "rediscover", agent.stdout);
     assert.equal((await controllersOf(DISCOVERY)).length, 1, "still one discovery controller");
     assert.equal((await controllersOf(FIRST)).length, 1, "the first reconnected, not duplicated");
+
+    // A referral to a second discovery port: followed through a persistent discovery controller
+    // of its own, so that a subsystem linked there later is connected from that port's event.
+    const [third, fourth] = BURST;
+    const refer = await sh([
+      "set -e",
+      `mkdir ${PORT2}`,
+      `echo rdma > ${PORT2}/addr_trtype; echo ipv4 > ${PORT2}/addr_adrfam`,
+      `echo ${ADDR} > ${PORT2}/addr_traddr; echo ${SVC2} > ${PORT2}/addr_trsvcid`,
+      `ln -s ${N}/subsystems/${third} ${PORT2}/subsystems/${third}`,
+      `mkdir ${PORT}/referrals/r92`,
+      `cd ${PORT}/referrals/r92; echo rdma > addr_trtype; echo ipv4 > addr_adrfam`,
+      `echo ${ADDR} > addr_traddr; echo ${SVC2} > addr_trsvcid; echo 1 > enable`,
+    ].join("\n"));
+    assert.equal(refer.code, 0, refer.stderr);
+    const viaReferral = await until(
+      "the referred port's subsystem connected",
+      30_000,
+      () =>
+        Promise.resolve(
+          lines(agent.stdout).find((l) => l.action === "connected" && l.subnqn === third),
+        ),
+    ).catch(fail);
+    assert.equal(viaReferral.trsvcid, SVC2);
+    const referred = lines(agent.stdout).find((l) =>
+      l.action === "following" && l.discovery_controller !== cli
+    );
+    assert.ok(referred?.made, `a discovery controller made for the referral: ${agent.stdout}`);
+    const t1 = Date.now();
+    const link = await sh(`ln -s ${N}/subsystems/${fourth} ${PORT2}/subsystems/${fourth}`);
+    assert.equal(link.code, 0, link.stderr);
+    const later = await until(
+      "the subsystem linked on the referred port",
+      30_000,
+      () =>
+        Promise.resolve(
+          lines(agent.stdout).find((l) => l.action === "connected" && l.subnqn === fourth),
+        ),
+    ).catch(fail);
+    console.log(
+      `agent: referred port's change -> its 'connected' line: ${Date.parse(later.time!) - t1} ms`,
+    );
+    assert.equal(later.reason, "log-changed");
+    assert.equal(
+      (await controllersOf(DISCOVERY, SVC2)).length,
+      1,
+      "one discovery controller there",
+    );
+    assert.equal((await controllersOf(third, SVC2)).length, 1);
+
     const end = await agent.stop("SIGTERM", 15_000);
     assert.equal(end.code, 0, end.stderr);
+    console.log(`agent stdout:\n${end.stdout}`);
   } finally {
     await sh(DOWN);
   }

@@ -104,8 +104,8 @@ with -a. For each it holds one persistent discovery controller (keep-alive 30 s,
 'nvme discover -p'; an existing one is used, never a second), reads the log page, and connects
 each NVM subsystem entry through connect-all's walk: controllers that exist already are
 recognised (transport, address, service id, subsystem NQN, host NQN, host address and
-interface), referrals are followed, discovery entries are ignored. The tuning flags apply to
-the I/O controllers it makes.
+interface), discovery entries are ignored. A referral the host can reach becomes an endpoint
+followed the same way. The tuning flags apply to the I/O controllers it makes.
 
 It reads the kernel's uevents itself (no udevd): a Discovery Log Change event on a followed
 discovery controller (NVME_AEN=0x70f002) reads that log again; its reconnection

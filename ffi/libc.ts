@@ -116,8 +116,13 @@ export const IP_PMTUDISC_DO = 2;
 export const AF_NETLINK = 16;
 export const SOL_SOCKET = 1;
 export const SO_RCVTIMEO = 20;
+export const SO_RCVBUF = 8;
+/** SO_RCVBUF past net.core.rmem_max (needs CAP_NET_ADMIN). */
+export const SO_RCVBUFFORCE = 33;
 /** The netlink protocol of the RDMA subsystem (<linux/netlink.h>). */
 export const NETLINK_RDMA = 20;
+/** The netlink protocol of the kernel's uevents (<linux/netlink.h>); group 1 is the kernel's. */
+export const NETLINK_KOBJECT_UEVENT = 15;
 /** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
 export const DIRENT_D_NAME = 19;
 

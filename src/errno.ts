@@ -30,6 +30,8 @@ export const ENODATA = 61;
 export const EMSGSIZE = 90;
 export const EPROTONOSUPPORT = 93;
 export const EOPNOTSUPP = 95;
+/** A netlink socket's receive queue overflowed: messages were dropped. */
+export const ENOBUFS = 105;
 export const EADDRINUSE = 98;
 export const EADDRNOTAVAIL = 99;
 export const ENETUNREACH = 101;
@@ -68,6 +70,7 @@ const BY_NAME = {
   EMSGSIZE,
   EPROTONOSUPPORT,
   EOPNOTSUPP,
+  ENOBUFS,
   EADDRINUSE,
   EADDRNOTAVAIL,
   ENETUNREACH,

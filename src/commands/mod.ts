@@ -201,6 +201,28 @@ export const COMMANDS: CommandEntry[] = [
     ],
   },
   {
+    name: "agent",
+    summary: "Follow discovery controllers and connect what they offer as it appears",
+    load: () => import("./agent.ts").then((m) => m.agentCommand),
+    subcommands: [
+      {
+        name: "status",
+        summary: "Show what the agent follows, the last generation seen and what it connected",
+        load: () => import("./agent.ts").then((m) => m.agentStatusCommand),
+      },
+      {
+        name: "enable",
+        summary: "Install the systemd unit that runs the agent",
+        load: () => import("./agent.ts").then((m) => m.agentEnableCommand),
+      },
+      {
+        name: "disable",
+        summary: "Remove the agent's systemd unit",
+        load: () => import("./agent.ts").then((m) => m.agentDisableCommand),
+      },
+    ],
+  },
+  {
     name: "top",
     summary: "Live view of subsystems, paths, I/O rates, RDMA errors and target ports",
     load: () => import("./top.ts").then((m) => m.topCommand),

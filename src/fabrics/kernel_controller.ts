@@ -189,6 +189,7 @@ export async function existingControllers(
       subsysnqn: opts.nqn,
       hostnqn: opts.hostnqn!,
       hostTraddr: opts.hostTraddr,
+      hostIface: opts.hostIface,
     })
   );
 }

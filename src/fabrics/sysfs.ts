@@ -332,6 +332,7 @@ export interface ConnectionKey {
   subsysnqn: string;
   hostnqn: string;
   hostTraddr?: string;
+  hostIface?: string;
 }
 
 /** True when `c` is the connection `key` describes (and is not being deleted). */
@@ -340,7 +341,8 @@ export function matchesConnection(c: ControllerInfo, key: ConnectionKey): boolea
   return c.transport === key.transport && c.subsysnqn === key.subsysnqn &&
     c.hostnqn === key.hostnqn && sameAddr(c.address.traddr, key.traddr) &&
     (c.address.trsvcid ?? "") === key.trsvcid &&
-    (key.hostTraddr === undefined || sameAddr(c.address.host_traddr, key.hostTraddr));
+    (key.hostTraddr === undefined || sameAddr(c.address.host_traddr, key.hostTraddr)) &&
+    (key.hostIface === undefined || c.address.host_iface === key.hostIface);
 }
 
 function sameAddr(a: string | undefined, b: string): boolean {

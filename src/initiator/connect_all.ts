@@ -11,7 +11,7 @@ import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import type { SavedConnection } from "../persist/connections.ts";
-import { requireDiscoveryConf } from "../persist/discovery_conf.ts";
+import { type DiscoveryConfControllers, requireDiscoveryConf } from "../persist/discovery_conf.ts";
 import { persistEntries } from "./persist_entries.ts";
 import type { ConnectIo, ConnectReport } from "./connect_io.ts";
 import {
@@ -36,6 +36,21 @@ function skip(e: DiscoveryLogEntry, reason: string): ConnectAllRow {
 }
 
 /**
+ * Why this host cannot reach the address of log entry E with BASE's transport (another transport,
+ * an address that is not IP), or undefined when it can.
+ */
+export function unusableEntry(e: DiscoveryLogEntry, base: ConnectOptions): string | undefined {
+  const trtype = trtypeName(e.trtype);
+  if (trtype !== base.transport) return `transport ${trtype} differs from -t ${base.transport}`;
+  if (
+    (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
+  ) {
+    return `address '${e.traddr}' is not an IP address`;
+  }
+  return undefined;
+}
+
+/**
  * Connects every NVM subsystem of ENTRIES (one discovery log). Referral entries are followed when
  * FOLLOW is true: the referred controller's log is read and its entries connected, each row then
  * carrying `referral`, the discovery controller that listed it; a referral found there is not
@@ -53,14 +68,9 @@ export async function connectEntries(
   for (const e of entries) {
     const trtype = trtypeName(e.trtype);
     if (e.subtype === 3) continue; // the discovery controller we are talking to
-    if (trtype !== base.transport) {
-      push(skip(e, `transport ${trtype} differs from -t ${base.transport}`));
-      continue;
-    }
-    if (
-      (e.adrfam !== 1 && e.adrfam !== 2) || !(isIpv4(e.traddr) || isIpv6(e.traddr, { zone: true }))
-    ) {
-      push(skip(e, `address '${e.traddr}' is not an IP address`));
+    const unusable = unusableEntry(e, base);
+    if (unusable) {
+      push(skip(e, unusable));
       continue;
     }
     const trsvcid = e.trsvcid || base.trsvcid;
@@ -134,8 +144,7 @@ export async function connectAllFromConf(
   });
   for (const n of conf.notes) io.note(n);
   const records: ConnectAllRow[] = [];
-  for (const c of conf.controllers) {
-    const base: ConnectOptions = { ...flags, ...definedOnly(c), nqn: "" };
+  for (const base of confBases(flags, conf)) {
     try {
       const log = await discover(paths, base);
       records.push(...await connectEntries(paths, base, log.entries, { follow: true, io }));
@@ -149,6 +158,14 @@ export async function connectAllFromConf(
     }
   }
   return rowsReport({ file: conf.file, records });
+}
+
+/**
+ * The discovery controllers of discovery.conf as connect bases: FLAGS (the tuning flags given)
+ * under each line's own flags, which win.
+ */
+export function confBases(flags: ConnectOptions, conf: DiscoveryConfControllers): ConnectOptions[] {
+  return conf.controllers.map((c) => ({ ...flags, ...definedOnly(c), nqn: "" }));
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -173,7 +173,7 @@ export interface DiscoveryConfControllers {
  * discovery.conf`, each a set of nvme-cli flags; the host identity fills in what a line lacks,
  * and inline keys stay in memory. Undefined when the file does not exist.
  */
-async function discoveryConfControllers(
+export async function discoveryConfControllers(
   etcNvme: string,
   host: { hostnqn: string; hostid: string },
 ): Promise<DiscoveryConfControllers | undefined> {

@@ -155,6 +155,42 @@ export function exporterUnitText(self: SelfPath, listen?: string): string {
   ].join("\n");
 }
 
+/**
+ * The text of nvmeof-agent.service: `nvmeof agent`, following the discovery controllers of
+ * /etc/nvme/discovery.conf, started once the network is online and restarted when it fails.
+ */
+export function agentUnitText(self: SelfPath): string {
+  return [
+    ...header(
+      "nvmeof agent enable",
+      "nvmeof agent disable",
+      self,
+      "Edit /etc/nvme/discovery.conf, not this file",
+    ),
+    "[Unit]",
+    "Description=Follow the NVMe over Fabrics discovery controllers (nvmeof agent)",
+    "Wants=network-online.target",
+    "After=network-online.target systemd-modules-load.service rdma-hw.target",
+    "Before=remote-fs-pre.target",
+    "",
+    "[Service]",
+    "Type=simple",
+    `ExecStart=${execLine(self, ["agent"])}`,
+    "Restart=on-failure",
+    "RestartSec=5s",
+    // A usage error (a broken discovery.conf) fails the same way at every start.
+    "RestartPreventExitStatus=2",
+    "NoNewPrivileges=yes",
+    "ProtectHome=read-only",
+    "PrivateTmp=yes",
+    "SyslogIdentifier=nvmeof-agent",
+    "",
+    "[Install]",
+    `WantedBy=${WANTED_BY}`,
+    "",
+  ].join("\n");
+}
+
 /** What enabling or disabling did (or, with dry run, would do). */
 export interface UnitChange {
   unit: string;

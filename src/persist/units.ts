@@ -10,6 +10,8 @@ export const TARGET_UNIT = "nvmeof-target.service";
 export const AUTOCONNECT_UNIT = "nvmeof-autoconnect.service";
 /** The unit that runs `nvmeof exporter` (the metrics over HTTP). */
 export const EXPORTER_UNIT = "nvmeof-exporter.service";
+/** The unit that runs `nvmeof agent` (follows the discovery controllers of discovery.conf). */
+export const AGENT_UNIT = "nvmeof-agent.service";
 /** The target the units are wanted by. */
 export const WANTED_BY = "multi-user.target";
 /** The default bound on the boot-time retries of `connect --saved`, in seconds. */

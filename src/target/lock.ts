@@ -3,14 +3,13 @@
  * bound (NVMEOF_LOCK_TIMEOUT), naming its holder when the wait runs out.
  */
 import { EnvironmentError } from "../errors.ts";
+import { privateRunDir } from "../host/run_dir.ts";
 
 /** An exclusive lock held while a run reads and changes one nvmet tree. */
 export interface TargetLock extends Disposable {
   readonly path: string;
 }
 
-/** Where the locks live: made by root, mode 0700, so no other user can create or hold one. */
-export const DEFAULT_LOCK_DIR = "/run/nvmeof";
 /** How long a run waits for another run's lock before it gives up (NVMEOF_LOCK_TIMEOUT, s). */
 export const DEFAULT_LOCK_TIMEOUT_S = 30;
 /** How often a waiting run tries the lock again. */
@@ -55,41 +54,6 @@ function lockTimeoutMs(): number {
   return s * 1000;
 }
 
-/**
- * The lock directory, made when missing (mode 0700) and refused unless it is a real directory
- * owned by this user (root) that no group or other user can write: otherwise anyone could
- * create the lock file first and block every run.
- */
-function lockDir(): string {
-  const dir = Deno.env.get("NVMEOF_LOCK_DIR") || DEFAULT_LOCK_DIR;
-  try {
-    Deno.mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if (!(err instanceof Deno.errors.AlreadyExists)) {
-      throw new EnvironmentError(
-        `Cannot create the lock directory '${dir}': ${(err as Error).message}.`,
-        { cause: err, hint: "Run as root (or point NVMEOF_LOCK_DIR at a directory of yours)." },
-      );
-    }
-  }
-  const st = Deno.lstatSync(dir);
-  const uid = Deno.uid();
-  const why = !st.isDirectory
-    ? "it is not a directory (a symlink?)"
-    : st.uid !== uid
-    ? `it belongs to uid ${st.uid}, not ${uid}`
-    : st.mode !== null && (st.mode & 0o022) !== 0
-    ? `group or others may write to it (mode ${(st.mode & 0o777).toString(8)})`
-    : undefined;
-  if (why) {
-    throw new EnvironmentError(
-      `Refusing the lock directory '${dir}': ${why}, so another user could block or take the lock.`,
-      { hint: `Remove it (nvmeof makes it again, mode 0700): rm -r '${dir}'.` },
-    );
-  }
-  return dir;
-}
-
 /** The holder's line in the lock file: "pid 1234: nvmeof target up -f t.yaml". */
 function holderLine(): string {
   const cmd = ["nvmeof", ...Deno.args].join(" ");
@@ -107,7 +71,7 @@ function sleepMs(ms: number): void {
  * can write; it holds the holder's pid and command line.
  */
 export function lockTarget(configfs: string, options: LockOptions = {}): TargetLock {
-  const dir = lockDir();
+  const dir = privateRunDir("lock directory");
   const tree = canonicalTree(configfs);
   let h = 0;
   for (const c of tree) h = (h * 31 + c.charCodeAt(0)) >>> 0;

@@ -13,7 +13,7 @@ import { ROOT } from "../helpers.ts";
 /** The rooms below the domain rooms, each of which may import the ones listed after it. */
 const LOWER = ["nvme", "rdma", "fabrics", "configfs", "net", "host", "src"];
 /** The domain rooms: side by side, none imports another unless its rule says so. */
-const DOMAIN = ["target", "doctor", "persist", "initiator", "metrics"];
+const DOMAIN = ["target", "doctor", "persist", "initiator", "metrics", "agent"];
 
 const RULES: Record<string, readonly string[]> = {
   "main.ts": ["src/commands/mod.ts", "cli", "output", "src"],
@@ -23,7 +23,12 @@ const RULES: Record<string, readonly string[]> = {
   target: LOWER,
   doctor: LOWER,
   persist: LOWER,
-  metrics: ["target", ...LOWER], // the target's live tree and connected hosts, read-only
+  metrics: ["target", ...LOWER],
+  agent: [
+    "initiator", // connect-all's walk, for each log it reads
+    "src/persist/durable.ts", // the status file, written whole
+    ...LOWER,
+  ], // the target's live tree and connected hosts, read-only
   initiator: [
     "persist", // connect --persist saves what it connected
     ...LOWER,

@@ -1,0 +1,122 @@
+/**
+ * `nvmeof agent`'s loop: follow every endpoint, read the kernel's uevents itself, and read a log
+ * again when the kernel says it changed (`NVME_AEN=0x70f002`), when its discovery controller
+ * reconnected (`NVME_EVENT=rediscover`) or was lost, at start, and every `rescanMs` as a
+ * backstop. Scans run one at a time (scheduler.ts); after each, the state file of `agent status`
+ * is written (status.ts). It stops when `cancel` fires (SIGINT, SIGTERM), leaving every
+ * controller in place, and says so as its last decision.
+ */
+import type { ConnectOptions } from "../fabrics/connect_options.ts";
+import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
+import { UeventSocket } from "../net/uevent_socket.ts";
+import { CancelledError, type Canceller } from "../wait.ts";
+import type { AgentDecision } from "./decisions.ts";
+import { scanOf } from "./events.ts";
+import { endpointLabel, Follower, type FollowerIo, uniqueEndpoints } from "./follower.ts";
+import { type ScanReason, ScanScheduler } from "./scheduler.ts";
+import { holdAgentLock, StatusBook, writeStatus } from "./status.ts";
+
+/** The default backstop: every endpoint's log is read again this often, in ms. */
+export const DEFAULT_RESCAN_MS = 60_000;
+
+/** What the agent is asked to do. */
+export interface AgentRequest {
+  /** The endpoints to follow (address, host identity, and the options of the I/O connects). */
+  endpoints: ConnectOptions[];
+  /** The backstop re-read interval, ms (0: none). */
+  rescanMs?: number;
+  /** The persistent discovery controllers' keep-alive, seconds. */
+  kato?: number;
+  /** Says one decision. */
+  emit(d: AgentDecision): void;
+  /** A diagnostic line (stderr). */
+  note(line: string): void;
+  /** Fires to stop. */
+  cancel: Canceller;
+}
+
+/** What the agent did, said when it stops. */
+export interface AgentSummary {
+  endpoints: string[];
+  scans: number;
+  uevents: number;
+  stopped: string;
+}
+
+/** Runs the agent until `req.cancel` fires. */
+export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<AgentSummary> {
+  using _lock = holdAgentLock();
+  // Open the uevent socket before the first scan, so that no change in between is missed.
+  using socket = new UeventSocket();
+  const endpoints = uniqueEndpoints(req.endpoints);
+  const book = new StatusBook(endpoints.map(endpointLabel));
+  const followers = new Map<string, Follower>();
+  let uevents = 0;
+  let statusFailed = false;
+  const saveStatus = () => {
+    try {
+      writeStatus(book.snapshot({ scans: scheduler.scans, uevents }));
+    } catch (err) {
+      if (!statusFailed) req.note(`nvmeof agent: no status file: ${(err as Error).message}`);
+      statusFailed = true;
+    }
+  };
+  const scheduler = new ScanScheduler(async (batch) => {
+    for (const [id, reason] of batch) await followers.get(id)?.scan(reason);
+    saveStatus();
+  }, (err) => req.note(`nvmeof agent: a scan failed: ${(err as Error).message}`));
+  const emit = (d: AgentDecision) => {
+    book.decided(d);
+    req.emit(d);
+  };
+  const io: FollowerIo = {
+    emit,
+    request: (id, reason) => scheduler.request(id, reason),
+    connect: { note: req.note, verbose: false },
+    read: (id, log) => book.read(id, log),
+    referral: (to, from) => {
+      const label = endpointLabel(to);
+      if (followers.has(label)) return; // followed already (loops between servers end here)
+      const f = new Follower(paths, to, { io, kato: req.kato, referredBy: from });
+      followers.set(label, f);
+      book.add(label);
+      scheduler.request(label, "referral");
+    },
+  };
+  for (const o of endpoints) {
+    const f = new Follower(paths, o, { io, kato: req.kato });
+    followers.set(f.label, f);
+  }
+  const owners = {
+    discovery: (name: string) => [...followers.values()].find((f) => f.controller === name)?.label,
+    io: (name: string) => [...followers.values()].find((f) => f.devices.has(name))?.label,
+  };
+  const all = (reason: ScanReason) => {
+    for (const id of followers.keys()) scheduler.request(id, reason);
+  };
+  all("start");
+  const rescanMs = req.rescanMs ?? DEFAULT_RESCAN_MS;
+  const backstop = rescanMs > 0 ? setInterval(() => all("periodic"), rescanMs) : undefined;
+  let stopped = "stopped";
+  try {
+    for (;;) {
+      const batch = await socket.next(rescanMs > 0 ? rescanMs : 60_000, req.cancel);
+      uevents += batch.events.length;
+      if (batch.overflowed) all("overflow");
+      for (const e of batch.events) {
+        const s = scanOf(e, owners);
+        if (s) scheduler.request(s.endpoint, s.reason);
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof CancelledError)) throw err;
+    stopped = req.cancel.reason ?? "stopped";
+  } finally {
+    clearInterval(backstop);
+    for (const f of followers.values()) f.stop();
+    await scheduler.idle();
+    emit({ time: new Date().toISOString(), action: "stopped", error: stopped });
+    saveStatus();
+  }
+  return { endpoints: [...followers.keys()], scans: scheduler.scans, uevents, stopped };
+}

@@ -1,0 +1,207 @@
+/**
+ * `nvmeof agent`: follow discovery controllers and connect what they offer as it appears (the
+ * loop is src/agent/run.ts), and `agent enable / disable`: its systemd unit.
+ */
+import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import { ADDRESS_FLAGS, HOST_FLAGS, TUNING_FLAGS } from "../cli/fabrics_flags.ts";
+import { stringFlag } from "../cli/parse.ts";
+import { disableUnitRun } from "../cli/unit_run.ts";
+import { FailureError, UsageError } from "../errors.ts";
+import { AGENT_UNIT } from "../persist/units.ts";
+
+const DEFAULT_RESCAN_S = "60";
+
+function rescanMs(ctx: RunContext): number {
+  const text = stringFlag(ctx.values, "rescan-interval") ?? DEFAULT_RESCAN_S;
+  if (!/^\d+$/.test(text) || Number(text) > 86400) {
+    throw new UsageError(`Invalid --rescan-interval '${text}': expected seconds, 0 to 86400.`, {
+      hint: "Give a whole number of seconds; 0 turns the periodic re-read off.",
+    });
+  }
+  return Number(text) * 1000;
+}
+
+async function agentRun(ctx: RunContext): Promise<CommandResult> {
+  const interval = rescanMs(ctx);
+  const { connectOptionsFromFlags } = await import("../cli/fabrics_values.ts");
+  const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+  const { confBases } = await import("../initiator/connect_all.ts");
+  const { discoveryConfControllers, requireDiscoveryConf } = await import(
+    "../persist/discovery_conf.ts"
+  );
+  const { runAgent } = await import("../agent/run.ts");
+  const { decisionText } = await import("../agent/decisions.ts");
+  const { versioned } = await import("../output/contract.ts");
+  const { writeAll } = await import("../output/write.ts");
+  const { Canceller } = await import("../wait.ts");
+  const v = ctx.values;
+  const paths = fabricsPaths();
+  const given = v.traddr !== undefined;
+  const flags = await connectOptionsFromFlags({ ...v, traddr: v.traddr ?? "0.0.0.0" }, paths, "");
+  const host = { hostnqn: flags.hostnqn!, hostid: flags.hostid! };
+  const conf = given
+    ? await discoveryConfControllers(paths.etcNvme, host)
+    : await requireDiscoveryConf(paths.etcNvme, host);
+  for (const n of conf?.notes ?? []) ctx.note(n);
+  const endpoints = [...(given ? [flags] : []), ...(conf ? confBases(flags, conf) : [])];
+  const json = ctx.global.output === "json";
+  const emit = (d: Parameters<typeof decisionText>[0]) => {
+    writeAll(Deno.stdout, (json ? JSON.stringify(versioned(d)) : decisionText(d)) + "\n");
+  };
+  using cancel = new Canceller().onSignals();
+  const summary = await runAgent(paths, {
+    endpoints,
+    rescanMs: interval,
+    emit,
+    note: ctx.note,
+    cancel,
+  });
+  return { data: summary, streamed: true };
+}
+
+async function enableRun(ctx: RunContext): Promise<CommandResult> {
+  if (ctx.values.force !== true) {
+    // A unit with nothing to follow would fail at every boot: read discovery.conf now.
+    const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
+    const { resolveHostIdentity } = await import("../fabrics/host_identity.ts");
+    const { discoveryConfControllers } = await import("../persist/discovery_conf.ts");
+    const paths = fabricsPaths();
+    const id = await resolveHostIdentity({}, paths);
+    const file = `${paths.etcNvme}/discovery.conf`;
+    const conf = await discoveryConfControllers(paths.etcNvme, id);
+    if (!conf?.controllers.length) {
+      throw new FailureError(
+        `The agent would have nothing to follow: '${file}' ${
+          conf ? "lists no discovery controller" : "does not exist"
+        }.`,
+        {
+          hint: `List the discovery controllers there, one line of nvme-cli flags each ` +
+            "(--transport=rdma --traddr=10.0.0.2 --trsvcid=4420), or pass --force to install " +
+            "the unit anyway.",
+        },
+      );
+    }
+  }
+  const { persistPaths } = await import("../persist/etc_paths.ts");
+  const { selfPath } = await import("../persist/self.ts");
+  const { agentUnitText, installUnit, unitChangeText } = await import("../persist/systemd.ts");
+  const self = selfPath();
+  const change = await installUnit(persistPaths(), AGENT_UNIT, {
+    text: agentUnitText(self),
+    now: ctx.values.now === true,
+    dryRun: ctx.values["dry-run"] === true,
+  });
+  const data = { ...change, program: self.path };
+  return { data, text: () => unitChangeText(change, "enable") };
+}
+
+/** `nvmeof agent`. */
+export const agentCommand: CommandDetails = {
+  description: `
+Follows discovery controllers and connects what they offer, as it appears: every line of
+/etc/nvme/discovery.conf (nvme-cli's file, as 'connect-all' reads it) and the endpoint given
+with -a. For each it holds one persistent discovery controller (keep-alive 30 s, as
+'nvme discover -p'; an existing one is used, never a second), reads the log page, and connects
+each NVM subsystem entry through connect-all's walk: controllers that exist already are
+recognised (transport, address, service id, subsystem NQN, host NQN, host address and
+interface), discovery entries are ignored. A referral the host can reach becomes an endpoint
+followed the same way. The tuning flags apply to the I/O controllers it makes.
+
+It reads the kernel's uevents itself (no udevd): a Discovery Log Change event on a followed
+discovery controller (NVME_AEN=0x70f002) reads that log again; its reconnection
+(NVME_EVENT=rediscover) or loss, and the removal of a controller it connected, read that
+endpoint again; all are read at start and every --rescan-interval seconds as a backstop. One
+scan runs at a time; events meanwhile cause one more scan after it. A failed connect or an
+unreachable endpoint is retried with back-off (1 s doubling to 60 s) and said once per change.
+
+What leaves a log is left alone: the agent disconnects nothing (the kernel removes the
+controllers of a subsystem unlinked from its port). A controller removed by hand is connected
+again while its subsystem is in the log: stop the agent first.
+
+It runs in the foreground and prints one line per decision (with -o json, one JSON object per
+line); SIGINT or SIGTERM stops it (exit 0), leaving every controller in place. What it follows
+and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
+'nvmeof agent enable' installs it as a service.`,
+  options: {
+    ...ADDRESS_FLAGS,
+    ...HOST_FLAGS,
+    ...TUNING_FLAGS,
+    "rescan-interval": {
+      type: "string",
+      value: "SECONDS",
+      description:
+        `Read every log again this often (default ${DEFAULT_RESCAN_S}; 0 = only on events)`,
+    },
+  },
+  examples: [
+    "nvmeof agent   # every discovery controller of /etc/nvme/discovery.conf",
+    "nvmeof agent -t rdma -a 10.0.0.2 -s 4420",
+    "nvmeof agent -a 10.0.0.2 -o json | jq -c 'select(.action == \"connected\")'",
+    "nvmeof agent enable --now   # as a service, after the network is online",
+  ],
+  run: agentRun,
+};
+
+async function statusRun(): Promise<CommandResult> {
+  const { readStatus, statusText } = await import("../agent/status.ts");
+  const { runDirPath } = await import("../host/run_dir.ts");
+  const { versioned } = await import("../output/contract.ts");
+  const found = readStatus();
+  if (!found) {
+    const file = `${runDirPath()}/agent.json`;
+    return {
+      data: versioned({ running: false, file }),
+      text: () => `agent not running: no state at '${file}' (it has not run since boot)`,
+      exitCode: 1,
+    };
+  }
+  const data = versioned({ running: found.running, file: found.file, ...found.status });
+  return { data, text: () => statusText(found), exitCode: found.running ? 0 : 1 };
+}
+
+/** `nvmeof agent status`. */
+export const agentStatusCommand: CommandDetails = {
+  description: `
+Shows what the agent running on this host follows and did, from the state it keeps in
+/run/nvmeof/agent.json after every scan: each endpoint (following through which discovery
+controller, or unreachable and why; the last generation read and when), the subsystems it
+connected, and its counts of scans, uevents and failed connects. Exit 0 while it runs, 1 when it
+does not (the last run's state is still shown). Root only: the directory is root's.`,
+  examples: ["nvmeof agent status", "nvmeof agent status -o json | jq '.endpoints[].genctr'"],
+  run: statusRun,
+};
+
+/** `nvmeof agent enable`. */
+export const agentEnableCommand: CommandDetails = {
+  description: `
+Writes ${AGENT_UNIT} to /etc/systemd/system and enables it: it runs 'nvmeof agent' after
+network-online.target, following the discovery controllers of /etc/nvme/discovery.conf, and is
+restarted when it fails (not when its configuration is wrong: exit 2). discovery.conf is read
+first: with no discovery controller in it nothing is installed, unless --force. The unit names this program by its absolute path. NVMEOF_SYSTEMD_DIR
+overrides /etc/systemd/system.`,
+  options: {
+    now: { type: "boolean", description: "Also (re)start the unit now" },
+    force: { type: "boolean", description: "Install even with no discovery controller listed yet" },
+    "dry-run": {
+      type: "boolean",
+      description: "Print the unit and where it would go; write nothing",
+    },
+  },
+  examples: [
+    "echo '--transport=rdma --traddr=10.0.0.2 --trsvcid=4420' >> /etc/nvme/discovery.conf",
+    "nvmeof agent enable --now",
+    "nvmeof agent enable --dry-run   # print the unit",
+  ],
+  run: enableRun,
+};
+
+/** `nvmeof agent disable`. */
+export const agentDisableCommand: CommandDetails = {
+  description: `Removes ${AGENT_UNIT} and its enable link; --now also stops it. Controllers stay.`,
+  options: {
+    now: { type: "boolean", description: "Also stop the unit" },
+    "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
+  },
+  examples: ["nvmeof agent disable --now"],
+  run: disableUnitRun(AGENT_UNIT),
+};

@@ -127,11 +127,16 @@ one_case() {
   rb=$(rss "$ne")
   sa=$(series "http://127.0.0.1:$NVMEOF_PORT/metrics")
   sb=$(series "http://127.0.0.1:$NODE_PORT/metrics")
+  # Where nvmeof's time goes: each collector's seconds in one more scrape.
+  local took
+  took=$(curl -sf "http://127.0.0.1:$NVMEOF_PORT/metrics" |
+    sed -nE 's/^nvmeof_scrape_duration_seconds\{collector="([a-z]+)"\} (.*)/\1 \2 s/p' | paste -sd' ')
   stop_all
   printf '%-16s %-14s median %7.1f ms  p99 %7.1f ms  RSS %6.1f MiB  series %5d\n' \
     "$label" "nvmeof" "$a" "$b" "$ra" "$sa" "$label" "node_exporter" "$na" "$nb" "$rb" "$sb"
   awk -v a="$a" -v b="$b" -v na="$na" -v nb="$nb" -v ra="$ra" -v rb="$rb" -v l="$label" \
     'BEGIN { printf "%-16s ratio nvmeof/node_exporter: median %.2f  p99 %.2f  RSS %.2f\n", l, a / na, b / nb, ra / rb }'
+  printf '%-16s nvmeof collectors: %s\n' "$label" "$took"
 }
 
 command -v prometheus-node-exporter >/dev/null ||

@@ -158,13 +158,18 @@ export function affected(
   const portIds = new Set<number>();
   const relinked = new Set(steps.filter((s) => s.op === "link").map((s) => s.path));
   const remade = new Set(steps.filter((s) => s.op === "mkdir").map((s) => s.path));
+  // The ports each subsystem is linked to, gathered once.
+  const portsOf = new Map<string, number[]>();
+  for (const p of live.ports) {
+    for (const nqn of p.subsystems) portsOf.set(nqn, [...(portsOf.get(nqn) ?? []), p.id]);
+  }
   for (const s of steps) {
     if (s.op === "unlink" && relinked.has(s.path)) continue;
     if (s.op === "rmdir" && remade.has(s.path)) continue;
     let m = /^subsystems\/([^/]+)$/.exec(s.path);
     if (s.op === "rmdir" && m) {
       subsystems.push(m[1]);
-      for (const p of live.ports) if (p.subsystems.includes(m[1])) portIds.add(p.id);
+      for (const id of portsOf.get(m[1]) ?? []) portIds.add(id);
       continue;
     }
     m = /^ports\/(\d+)(\/subsystems\/[^/]+)?$/.exec(s.path);
@@ -182,7 +187,7 @@ export function busyReport(live: LiveTree, steps: Step[], sources: PeerSources):
   const conns: PeerConnection[] = [];
   if (ports.some((p) => p.attr.addr_trtype === "rdma")) {
     try {
-      conns.push(...rdmaConnections(sources.cmIds()));
+      for (const c of rdmaConnections(sources.cmIds())) conns.push(c);
     } catch (err) {
       notes.push(
         `Cannot list RDMA connections (${
@@ -192,7 +197,7 @@ export function busyReport(live: LiveTree, steps: Step[], sources: PeerSources):
     }
   }
   if (ports.some((p) => p.attr.addr_trtype === "tcp")) {
-    conns.push(...sources.tcp().map((c) => ({ trtype: "tcp" as const, ...c })));
+    for (const c of sources.tcp()) conns.push({ trtype: "tcp" as const, ...c });
   }
   return {
     ports: portPeers(ports, conns),

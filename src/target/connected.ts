@@ -70,29 +70,48 @@ function read(path: string): string | undefined {
   }
 }
 
-/** Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers. */
-export function subsystemHosts(subnqn: string, sysfs = hostPaths().sysfs): string[] {
+/** This machine's own fabrics controllers (`<sysfs>/class/nvme`): host NQNs by subsystem NQN. */
+export function localFabricsHosts(sysfs = hostPaths().sysfs): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const c of list(`${sysfs}/class/nvme`)) {
+    const base = `${sysfs}/class/nvme/${c}`;
+    const subnqn = read(`${base}/subsysnqn`);
+    if (subnqn === undefined) continue;
+    const transport = read(`${base}/transport`);
+    if (transport === "pcie" || transport === undefined) continue;
+    out.set(subnqn, [...(out.get(subnqn) ?? []), read(`${base}/hostnqn`) ?? c]);
+  }
+  return out;
+}
+
+/**
+ * Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers
+ * (`local`: localFabricsHosts, read once by a caller asking about many subsystems).
+ */
+export function subsystemHosts(
+  subnqn: string,
+  sysfs = hostPaths().sysfs,
+  local: Map<string, string[]> = localFabricsHosts(sysfs),
+): string[] {
   const hosts = new Set<string>();
   const dbg = `${sysfs}/kernel/debug/nvmet/${subnqn}`;
   for (const c of list(dbg)) {
     if (c.startsWith("ctrl")) hosts.add(read(`${dbg}/${c}/hostnqn`) ?? c);
   }
-  for (const c of list(`${sysfs}/class/nvme`)) {
-    const base = `${sysfs}/class/nvme/${c}`;
-    if (read(`${base}/subsysnqn`) !== subnqn) continue;
-    const transport = read(`${base}/transport`);
-    if (transport === "pcie" || transport === undefined) continue;
-    hosts.add(read(`${base}/hostnqn`) ?? c);
-  }
+  for (const h of local.get(subnqn) ?? []) hosts.add(h);
   return [...hosts];
 }
 
-/** The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. */
+/**
+ * The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. This
+ * machine's controllers are read once, at the first subsystem asked about, not once per subsystem.
+ */
 export function kernelSources(o: KernelSourceOptions): PeerSources {
+  let local: Map<string, string[]> | undefined;
   return {
     cmIds: () => readCmIds(),
     tcp: () => establishedTcp(o.proc),
-    hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs),
+    hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs, local ??= localFabricsHosts(o.sysfs)),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   affected,
   busyMessage,
   busyReport,
+  kernelSources,
   type PeerSources,
   portPeers,
   rdmaConnections,
@@ -195,4 +196,31 @@ Deno.test("refuseWhileConnected throws a FailureError with the --force hint, and
       /--force/.test(err.hint ?? ""),
   );
   refuseWhileConnected(LIVE, steps, { sources: sources() });
+});
+
+Deno.test("the kernel's sources read this machine's controllers once, not per subsystem", () => {
+  const sysfs = Deno.makeTempDirSync({ prefix: "nvmeof-sysfs-" });
+  try {
+    const ctrl = (name: string, subnqn: string, transport: string, hostnqn: string) => {
+      const d = `${sysfs}/class/nvme/${name}`;
+      Deno.mkdirSync(d, { recursive: true });
+      Deno.writeTextFileSync(`${d}/subsysnqn`, `${subnqn}\n`);
+      Deno.writeTextFileSync(`${d}/transport`, `${transport}\n`);
+      Deno.writeTextFileSync(`${d}/hostnqn`, `${hostnqn}\n`);
+    };
+    ctrl("nvme0", SUB1, "rdma", "nqn.host-a");
+    ctrl("nvme1", SUB2, "tcp", "nqn.host-b");
+    ctrl("nvme2", SUB2, "pcie", "nqn.host-pcie");
+    const dbg = `${sysfs}/kernel/debug/nvmet/${SUB2}/ctrl1`;
+    Deno.mkdirSync(dbg, { recursive: true });
+    Deno.writeTextFileSync(`${dbg}/hostnqn`, "nqn.host-c\n");
+    const src = kernelSources({ proc: `${sysfs}/proc`, sysfs });
+    assert.deepEqual(src.hostsOf(SUB1), ["nqn.host-a"]);
+    // Read once: controllers that come or go later in the run are not read again.
+    Deno.removeSync(`${sysfs}/class/nvme`, { recursive: true });
+    assert.deepEqual(src.hostsOf(SUB2).sort(), ["nqn.host-b", "nqn.host-c"]);
+    assert.deepEqual(src.hostsOf("nqn.2026-10.pk.nextgen:other"), []);
+  } finally {
+    Deno.removeSync(sysfs, { recursive: true });
+  }
 });

@@ -10,6 +10,8 @@
  *   read   the floor of a read: every directory listed, every attribute read, every link read.
  *   empty  nothing: the start-up of a Deno run with these flags.
  *   table RESULTS.tsv   the bench's table (see printTable).
+ *   plan K…   in-process, on any machine: parsing, validating and planning the spec of each size
+ *       K (as above) against the live tree it makes, without configfs or start-up (see planBench).
  *
  * replay and read print the seconds their own calls took (after start-up and parsing), so the
  * bench can report the floor with and without Deno's start-up.
@@ -189,6 +191,108 @@ function printTable(file: string): void {
   }
 }
 
+/**
+ * Milliseconds of the in-process steps of `target up`, `show` and `down` at each size, on a live
+ * tree built from the spec (what readTree would read back): parse and validate the spec, plan it
+ * from empty, plan the no-op, plan `--prune` without one subsystem, plan `down --all` and find
+ * what it cuts off, render `show`. The median of 5 runs each. Imports nvmeof's own modules.
+ */
+async function planBench(sizes: number[]): Promise<void> {
+  const { parse, stringify } = await import("yaml");
+  const { validateSpec } = await import("../../../src/target/spec.ts");
+  const { planDown, planUp } = await import("../../../src/target/plan.ts");
+  const { affected } = await import("../../../src/target/connected.ts");
+  const { treeToSpec } = await import("../../../src/target/show.ts");
+  type Live = import("../../../src/configfs/nvmet.ts").LiveTree;
+  const median = (f: () => unknown) => {
+    const t: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      f();
+      t.push(performance.now() - t0);
+    }
+    return t.sort((a, b) => a - b)[2];
+  };
+  const rows: string[][] = [[
+    "K",
+    "subsystems",
+    "hosts",
+    "steps",
+    "parse",
+    "validate",
+    "plan up",
+    "no-op",
+    "prune 1",
+    "down+cut",
+    "show",
+  ]];
+  for (const k of sizes) {
+    const S = 4 * k, H = 32 * k;
+    const text = spec([String(S), String(H), "4"]);
+    const raw = parse(text);
+    const sp = validateSpec(raw, { checkFiles: false });
+    const live: Live = {
+      hosts: sp.subsystems.flatMap((s) => s.hosts).map((nqn) => ({
+        nqn,
+        dhchap_supported: false,
+        dhchap_key_set: false,
+      })),
+      subsystems: sp.subsystems.map((s) => ({
+        nqn: s.nqn,
+        attr: { allow_any_host: "0", serial: "0123456789abcdef" },
+        allowed_hosts: [...s.hosts],
+        namespaces: s.namespaces.map((n) => ({
+          name: String(n.nsid),
+          nsid: n.nsid,
+          device_path: n.device,
+          device_uuid: "",
+          device_nguid: "",
+          enable: true,
+        })),
+      })),
+      ports: sp.ports.map((p) => ({
+        name: String(p.id),
+        id: p.id,
+        attr: {
+          addr_trtype: p.trtype,
+          addr_adrfam: "ipv4",
+          addr_traddr: p.traddr ?? "",
+          addr_trsvcid: String(p.trsvcid),
+        },
+        subsystems: [...p.subsystems],
+        ana_groups: [],
+        referrals: [],
+      })),
+    };
+    const empty: Live = { hosts: [], subsystems: [], ports: [] };
+    const gone = sp.subsystems[0].nqn;
+    const less = {
+      ...sp,
+      subsystems: sp.subsystems.slice(1),
+      ports: sp.ports.map((p) => ({ ...p, subsystems: p.subsystems.filter((s) => s !== gone) })),
+    };
+    if (planUp(live, sp).length) throw new Error("the built tree does not match its spec");
+    rows.push([
+      String(k),
+      String(S),
+      String(H),
+      String(planUp(empty, sp).length),
+      ...[
+        () => parse(text),
+        () => validateSpec(raw, { checkFiles: false }),
+        () => planUp(empty, sp),
+        () => planUp(live, sp),
+        () => planUp(live, less, { prune: true }),
+        () => affected(live, planDown(live, { all: true })),
+        () => stringify(treeToSpec(live)),
+      ].map((f) => median(f).toFixed(1)),
+    ]);
+  }
+  console.log("in-process milliseconds (median of 5), no configfs, no start-up:");
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows) console.log(r.map((c, i) => c.padStart(widths[i])).join("  "));
+}
+
 const [cmd, ...args] = Deno.args;
 switch (cmd) {
   case "spec":
@@ -204,6 +308,9 @@ switch (cmd) {
     break;
   case "table":
     printTable(args[0]);
+    break;
+  case "plan":
+    await planBench(args.map(Number));
     break;
   default:
     console.error(

@@ -8,6 +8,8 @@
  * ports/<id>/{addr_*, param_*, subsystems/<nqn>→…, ana_groups/<grpid>/ana_state,
  * referrals/<name>/{addr_*, enable}}.
  */
+import { ENOENT, ENOTDIR } from "../errno.ts";
+import { errnoOf, NativeError } from "../errors.ts";
 import type { ConfigfsIo } from "./io.ts";
 
 /**
@@ -216,12 +218,30 @@ export interface LiveTree {
   ports: LivePort[];
 }
 
+/** Whether an error says the path is not there (or not a directory). */
+function absent(err: unknown): boolean {
+  const n = err instanceof NativeError ? err.errno : errnoOf(err);
+  return n === ENOENT || n === ENOTDIR;
+}
+
+// One call per attribute or directory, not a look before it: the tree of a storage server for
+// hundreds of hosts is tens of thousands of them, each a system call into configfs.
 function readIf(io: ConfigfsIo, path: string): string | undefined {
-  return io.exists(path) ? io.read(path) : undefined;
+  try {
+    return io.read(path);
+  } catch (err) {
+    if (absent(err)) return undefined;
+    throw err;
+  }
 }
 
 function listIf(io: ConfigfsIo, path: string): string[] {
-  return io.isDir(path) ? io.list(path) : [];
+  try {
+    return io.list(path);
+  } catch (err) {
+    if (absent(err)) return [];
+    throw err;
+  }
 }
 
 /** Reads the live nvmet tree (no secrets). */

@@ -78,17 +78,17 @@ export function isSecretAttr(name: string): boolean {
 /**
  * Every readable attribute of a directory about to be removed, secrets included (held in memory
  * only, for the rollback), in the order they would be written back. Write-only attributes
- * (revalidate_size) hold no state and are skipped.
+ * (revalidate_size) hold no state and are skipped, and so are the directories below (a read of
+ * one fails): one call per entry, not a look at its kind first, since `down` of a big tree does
+ * this for every object it removes.
  */
 export function readAttributes(io: ConfigfsIo, dir: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const name of io.list(dir)) {
-    const path = `${dir}/${name}`;
-    if (io.isDir(path)) continue;
     try {
-      out.push([name, io.read(path)]);
+      out.push([name, io.read(`${dir}/${name}`)]);
     } catch {
-      // unreadable: a write-only trigger
+      // unreadable: a write-only trigger, or a directory (EISDIR)
     }
   }
   const rank = (n: string) => {

@@ -6,10 +6,13 @@
  * reads, not timing, keeps the test exact on a busy machine.
  */
 import assert from "node:assert/strict";
-import type { LiveTree } from "../../src/configfs/nvmet.ts";
+import type { ConfigfsIo } from "../../src/configfs/io.ts";
+import { type LiveTree, readTree } from "../../src/configfs/nvmet.ts";
+import { applyPlan } from "../../src/target/apply.ts";
 import { affected } from "../../src/target/connected.ts";
 import { planDown, planUp } from "../../src/target/plan.ts";
 import { type TargetSpec, validateSpec } from "../../src/target/spec.ts";
+import { devices, standin } from "./target_fixtures.ts";
 
 const sub = (i: number) => `nqn.2026-10.pk.nextgen:scale-${i}`;
 const host = (i: number) => `nqn.2026-10.pk.nextgen:compute-${i}`;
@@ -151,4 +154,50 @@ Deno.test("down --all and what it cuts off are found in linear time", () => {
     const hit = affected(live, steps);
     return hit.subsystems.length + hit.ports.length;
   }, (n) => n + 2);
+});
+
+/** `io` with every call counted by method name. */
+function countingIo(io: ConfigfsIo): { io: ConfigfsIo; calls: Map<string, number> } {
+  const calls = new Map<string, number>();
+  const proxy = new Proxy(io, {
+    get(target, key, receiver) {
+      const v = Reflect.get(target, key, receiver);
+      if (typeof v !== "function" || typeof key !== "string") return v;
+      return (...args: unknown[]) => {
+        calls.set(key, (calls.get(key) ?? 0) + 1);
+        return v.apply(target, args);
+      };
+    },
+  });
+  return { io: proxy, calls };
+}
+
+Deno.test("reading the tree and removing it take one configfs call per attribute, no look first", () => {
+  const n = 6;
+  using dev = devices(2 * n);
+  using io = standin();
+  const spec = validateSpec({
+    subsystems: Array.from({ length: n }, (_, i) => ({
+      nqn: sub(i),
+      hosts: [host(2 * i), host(2 * i + 1)],
+      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
+    })),
+    ports: [{
+      id: 1,
+      trtype: "tcp",
+      traddr: "10.77.0.1",
+      trsvcid: 4420,
+      subsystems: Array.from({ length: n }, (_, i) => sub(i)),
+    }],
+  });
+  applyPlan(io, planUp(readTree(io), spec));
+  const read = countingIo(io);
+  const live = readTree(read.io);
+  assert.equal(live.subsystems.length, n);
+  assert.equal(read.calls.get("exists") ?? 0, 0, "no exists() before a read");
+  assert.equal(read.calls.get("isDir") ?? 0, 0, "no isDir() before a list");
+  const down = countingIo(io);
+  applyPlan(down.io, planDown(live, { all: true }));
+  assert.equal(down.calls.get("isDir") ?? 0, 0, "no isDir() per attribute before a removal");
+  assert.deepEqual(io.list("subsystems"), []);
 });

@@ -19,6 +19,9 @@
 #
 # Prints one line per timed run on stderr, then the table: seconds per operation and size, the
 # start-up of each side apart, the ratios, and the growth exponent log(t_last/t_first)/log(K ratio).
+# CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
+# below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
+# symlink, unlink, readlink…), which the emulation's noise does not move.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 SIZES=("${@:-1 4 16}")
@@ -48,19 +51,26 @@ fi
 say() { printf 'bench: %s\n' "$*" >&2; }
 lib() { "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$LIB" "$@"; }
 # t VAR CMD…: runs CMD, its output to $work/out, and sets VAR to its wall time in seconds.
+# With CALLS=1, VAR is the number of its system calls on configfs paths instead.
 t() {
   local var=$1 t0 t1
   shift
+  if [ "${CALLS:-0}" = 1 ]; then
+    strace -f -qq -e trace=%file -o "$work/strace" "$@" >"$work/out"
+    printf -v "$var" '%s' "$(grep -c '"/sys/kernel/config/' "$work/strace" || true)"
+    return
+  fi
   t0=$EPOCHREALTIME
   "$@" >"$work/out"
   t1=$EPOCHREALTIME
   printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
 }
-# floor VAR_CALLS VAR_WALL PLAN.json: replays the plan; sets the calls' time and the process's.
+# floor VAR_CALLS VAR_WALL PLAN.json: replays the plan; sets the calls' time and the process's
+# (with CALLS=1, both its count).
 floor() {
   local wall
   t wall lib replay "$3"
-  printf -v "$1" '%s' "$(cat "$work/out")"
+  if [ "${CALLS:-0}" = 1 ]; then printf -v "$1" '%s' "$wall"; else printf -v "$1" '%s' "$(cat "$work/out")"; fi
   printf -v "$2" '%s' "$wall"
 }
 steps() { grep -o '"op":' "$1" | wc -l; }
@@ -119,6 +129,7 @@ for k in "${SIZES[@]}"; do
   t n_show "$NVMEOF" target show
   t r_wall lib read
   r_calls=$(cat "$work/out")
+  [ "${CALLS:-0}" = 1 ] && r_calls=$r_wall
   "$NVMEOF" target show -o nvmetcli >"$work/nvmetcli.json"
   t n_check "$NVMEOF" target check -f "$work/spec1.yaml"
   say "show ${n_show}s (read floor ${r_calls}s), check ${n_check}s"
@@ -164,5 +175,6 @@ for k in "${SIZES[@]}"; do
 done
 
 echo "scale bench: kernel $(uname -r), $(nproc) CPU(s), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+[ "${CALLS:-0}" = 1 ] && echo "CALLS=1: every figure is a count of system calls on configfs paths, not seconds"
 echo "size K: K x $BASE_S subsystems x $NS null_blk namespaces, K x $BASE_H hosts ($((BASE_H / BASE_S)) per subsystem), 2 ports"
 lib table "$results"

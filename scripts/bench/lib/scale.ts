@@ -115,9 +115,10 @@ function readAll(): number {
   return (performance.now() - t0) / 1000;
 }
 
-/** Seconds as text with 2 decimals ("" stays ""). */
+/** Seconds as text with 2 decimals, a count (CALLS=1) as is; "" stays "". */
 function secs(v: number | undefined): string {
-  return v === undefined || Number.isNaN(v) ? "" : v.toFixed(2);
+  if (v === undefined || Number.isNaN(v)) return "";
+  return Number.isInteger(v) ? String(v) : v.toFixed(2);
 }
 
 function ratio(a: number | undefined, b: number | undefined): string {

@@ -49,7 +49,9 @@ else
 fi
 
 say() { printf 'bench: %s\n' "$*" >&2; }
-lib() { "$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$LIB" "$@"; }
+# The helper as a command (not a function: CALLS=1 runs it under strace).
+LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$LIB")
+lib() { "${LIBRUN[@]}" "$@"; }
 # t VAR CMD…: runs CMD, its output to $work/out, and sets VAR to its wall time in seconds.
 # With CALLS=1, VAR is the number of its system calls on configfs paths instead.
 t() {
@@ -69,7 +71,7 @@ t() {
 # (with CALLS=1, both its count).
 floor() {
   local wall
-  t wall lib replay "$3"
+  t wall "${LIBRUN[@]}" replay "$3"
   if [ "${CALLS:-0}" = 1 ]; then printf -v "$1" '%s' "$wall"; else printf -v "$1" '%s' "$(cat "$work/out")"; fi
   printf -v "$2" '%s' "$wall"
 }
@@ -99,7 +101,7 @@ empty_tree
 "$NVMEOF" target show >/dev/null
 lib empty
 t st_nvmeof "$NVMEOF" target show
-t st_deno lib empty
+t st_deno "${LIBRUN[@]}" empty
 st_py=""
 if [ -n "$nvmetcli" ]; then
   t st_py "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
@@ -127,7 +129,7 @@ for k in "${SIZES[@]}"; do
   grep -q '^No changes' "$work/out" || die "the second up was not a no-op: $(head -3 "$work/out")"
   say "no-op up ${n_noop}s"
   t n_show "$NVMEOF" target show
-  t r_wall lib read
+  t r_wall "${LIBRUN[@]}" read
   r_calls=$(cat "$work/out")
   [ "${CALLS:-0}" = 1 ] && r_calls=$r_wall
   "$NVMEOF" target show -o nvmetcli >"$work/nvmetcli.json"

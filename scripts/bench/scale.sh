@@ -58,7 +58,7 @@ t() {
   local var=$1 t0 t1
   shift
   if [ "${CALLS:-0}" = 1 ]; then
-    strace -f -qq -e trace=%file -o "$work/strace" "$@" >"$work/out"
+    strace -f -qq --seccomp-bpf -e trace=%file -o "$work/strace" "$@" >"$work/out"
     printf -v "$var" '%s' "$(grep -c '"/sys/kernel/config/' "$work/strace" || true)"
     return
   fi

@@ -231,24 +231,39 @@ export function isBusy(r: BusyReport): boolean {
   return r.ports.length > 0 || r.subsystems.length > 0;
 }
 
+/** Most names a refusal lists of one kind; beyond it, the first few and how many more. */
+export const NAMES_LISTED = 8;
+
+/** "a, b, c" or, for a long list, "a, b, c and 253 more": readable with hundreds of hosts. */
+function someOf(names: string[], max = NAMES_LISTED): string {
+  if (names.length <= max) return names.join(", ");
+  const shown = Math.max(1, max - 2);
+  return `${names.slice(0, shown).join(", ")} and ${names.length - shown} more`;
+}
+
 /**
  * The refusal's sentence, e.g. "Hosts are still connected to what this would remove: to port 1
- * (rdma 10.78.0.1:4420, serving 'nqn…'): 10.78.0.2; nothing was changed."
+ * (rdma 10.78.0.1:4420, serving 'nqn…'): 10.78.0.2; nothing was changed." Long lists of hosts,
+ * subsystems or ports are cut to their first names and a count.
  */
 export function busyMessage(r: BusyReport, doer = "this"): string {
-  const parts = [
-    ...r.ports.map((p) => {
-      const serving = p.subsystems.length
-        ? `, serving ${p.subsystems.map((s) => `'${s}'`).join(", ")}`
-        : "";
-      return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
-        p.hosts.join(", ")
-      }`;
-    }),
-    ...r.subsystems.map((s) =>
-      `to subsystem '${s.nqn}': ${s.hosts.map((h) => `host '${h}'`).join(", ")}`
-    ),
-  ];
+  const ports = r.ports.map((p) => {
+    const serving = p.subsystems.length
+      ? `, serving ${someOf(p.subsystems.map((s) => `'${s}'`), 3)}`
+      : "";
+    return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
+      someOf(p.hosts)
+    }`;
+  });
+  const subsystems = r.subsystems.slice(0, NAMES_LISTED).map((s) =>
+    `to subsystem '${s.nqn}': ${someOf(s.hosts.map((h) => `host '${h}'`))}`
+  );
+  if (r.subsystems.length > NAMES_LISTED) {
+    const rest = r.subsystems.slice(NAMES_LISTED);
+    const hosts = new Set(rest.flatMap((s) => s.hosts)).size;
+    subsystems.push(`to ${rest.length} more subsystem(s): ${hosts} host(s)`);
+  }
+  const parts = [...ports, ...subsystems];
   return `Hosts are still connected to what ${doer} would remove: ${
     parts.join("; ")
   }; nothing was changed.`;

@@ -224,3 +224,32 @@ Deno.test("the kernel's sources read this machine's controllers once, not per su
     Deno.removeSync(sysfs, { recursive: true });
   }
 });
+
+Deno.test("a refusal with hundreds of hosts names the first few and counts the rest", () => {
+  const subs = Array.from({ length: 64 }, (_, i) => `nqn.2026-10.pk.nextgen:scale-${i}`);
+  const addrs = Array.from({ length: 256 }, (_, i) => `10.78.${i >> 8}.${i & 255}`);
+  const msg = busyMessage({
+    ports: [{
+      port: 1,
+      trtype: "rdma",
+      traddr: "10.78.0.1",
+      trsvcid: "4420",
+      subsystems: subs,
+      hosts: addrs,
+    }],
+    subsystems: subs.map((nqn, i) => ({
+      nqn,
+      hosts: [`nqn.host-${2 * i}`, `nqn.host-${2 * i + 1}`],
+    })),
+    notes: [],
+  });
+  assert.match(
+    msg,
+    /^Hosts are still connected to what this would remove: to port 1 \(rdma 10\.78\.0\.1:4420, serving 'nqn\.2026-10\.pk\.nextgen:scale-0' and 63 more\): 10\.78\.0\.0, 10\.78\.0\.1, 10\.78\.0\.2, 10\.78\.0\.3, 10\.78\.0\.4, 10\.78\.0\.5 and 250 more; /,
+  );
+  assert.match(
+    msg,
+    /; to subsystem 'nqn\.2026-10\.pk\.nextgen:scale-7': host 'nqn\.host-14', host 'nqn\.host-15'; to 56 more subsystem\(s\): 112 host\(s\); nothing was changed\.$/,
+  );
+  assert.ok(msg.length < 1500, `${msg.length} characters`);
+});

@@ -250,6 +250,8 @@ export function readTree(io: ConfigfsIo): LiveTree {
     const dir = nvmetPath.host(nqn);
     const key = readIf(io, `${dir}/dhchap_key`);
     const host: LiveHost = { nqn, dhchap_supported: key !== undefined, dhchap_key_set: !!key };
+    // A kernel without DH-HMAC-CHAP has none of the dhchap_* files: one read per host then.
+    if (key === undefined) return host;
     const ctrl = readIf(io, `${dir}/dhchap_ctrl_key`);
     if (ctrl !== undefined) host.dhchap_ctrl_key_set = !!ctrl;
     const hash = readIf(io, `${dir}/dhchap_hash`);

@@ -201,3 +201,15 @@ Deno.test("reading the tree and removing it take one configfs call per attribute
   assert.equal(down.calls.get("isDir") ?? 0, 0, "no isDir() per attribute before a removal");
   assert.deepEqual(io.list("subsystems"), []);
 });
+
+Deno.test("a kernel without DH-HMAC-CHAP costs one read per host", () => {
+  using io = standin([], { kernel: "6.1" });
+  const hosts = Array.from({ length: 10 }, (_, i) => ({ nqn: host(i) }));
+  applyPlan(io, planUp(readTree(io), validateSpec({ hosts })));
+  const c = countingIo(io);
+  const live = readTree(c.io);
+  assert.equal(live.hosts.length, 10);
+  assert.equal(live.hosts[0].dhchap_supported, false);
+  // hosts' dhchap_key each, and the root's discovery_nqn (absent on 6.1)
+  assert.equal(c.calls.get("read"), 10 + 1);
+});

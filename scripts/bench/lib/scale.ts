@@ -135,11 +135,11 @@ function printTable(file: string): void {
   const rows = Deno.readTextFileSync(file).trim().split("\n").map((l) => l.split("\t"));
   const [, , , stN, , stD, stP] = rows[0];
   const start = num(stN) ?? 0;
+  const unit = Deno.env.get("CALLS") === "1" ? "calls" : "s";
   console.log(
-    `start-up: nvmeof target show (empty tree) ${secs(num(stN))} s, empty Deno run ${
+    `start-up: nvmeof target show (empty tree) ${secs(num(stN))} ${unit}, empty Deno run ${
       secs(num(stD))
-    } s` +
-      (stP ? `, python3 import of nvmetcli's modules ${secs(num(stP))} s` : ""),
+    } ${unit}` + (stP ? `, python3 import of nvmetcli's modules ${secs(num(stP))} ${unit}` : ""),
   );
   const head = [
     "operation",

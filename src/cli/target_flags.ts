@@ -15,6 +15,7 @@ export const specFlag = {
 export const dryRunFlag = {
   "dry-run": {
     type: "boolean" as const,
-    description: "Print the configfs steps, in order, and change nothing",
+    description:
+      "Print the configfs steps, in order, and change nothing (over 40 summarised unless -v)",
   },
 };

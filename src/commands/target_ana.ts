@@ -36,6 +36,7 @@ async function anaRun(ctx: RunContext): Promise<CommandResult> {
     `Nothing to change: port ${data.port}'s group(s) ${
       data.groups.map((g) => g.id).join(", ")
     } are ${data.state} already.`,
+    { verbose: ctx.global.verbose },
   );
   return {
     data: versioned(data),

@@ -25,7 +25,9 @@ async function downRun(ctx: RunContext): Promise<CommandResult> {
   });
   return {
     data: versioned(data),
-    text: planText("remove", "Nothing to remove: configfs has none of it."),
+    text: planText("remove", "Nothing to remove: configfs has none of it.", {
+      verbose: ctx.global.verbose,
+    }),
   };
 }
 

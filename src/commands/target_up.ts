@@ -100,6 +100,7 @@ async function upRun(ctx: RunContext): Promise<CommandResult> {
     text: planText(
       "apply the spec",
       `No changes: configfs already matches the spec (${c.subsystems} subsystem(s), ${c.namespaces} namespace(s), ${c.ports} port(s)).`,
+      { verbose: ctx.global.verbose },
     ),
   };
 }

@@ -8,6 +8,8 @@
  * ports/<id>/{addr_*, param_*, subsystems/<nqn>→…, ana_groups/<grpid>/ana_state,
  * referrals/<name>/{addr_*, enable}}.
  */
+import { ENOENT, ENOTDIR } from "../errno.ts";
+import { errnoOf, NativeError } from "../errors.ts";
 import type { ConfigfsIo } from "./io.ts";
 
 /**
@@ -216,12 +218,30 @@ export interface LiveTree {
   ports: LivePort[];
 }
 
+/** Whether an error says the path is not there (or not a directory). */
+function absent(err: unknown): boolean {
+  const n = err instanceof NativeError ? err.errno : errnoOf(err);
+  return n === ENOENT || n === ENOTDIR;
+}
+
+// One call per attribute or directory, not a look before it: the tree of a storage server for
+// hundreds of hosts is tens of thousands of them, each a system call into configfs.
 function readIf(io: ConfigfsIo, path: string): string | undefined {
-  return io.exists(path) ? io.read(path) : undefined;
+  try {
+    return io.read(path);
+  } catch (err) {
+    if (absent(err)) return undefined;
+    throw err;
+  }
 }
 
 function listIf(io: ConfigfsIo, path: string): string[] {
-  return io.isDir(path) ? io.list(path) : [];
+  try {
+    return io.list(path);
+  } catch (err) {
+    if (absent(err)) return [];
+    throw err;
+  }
 }
 
 /**
@@ -236,6 +256,8 @@ export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): L
     const dir = nvmetPath.host(nqn);
     const key = readIf(io, `${dir}/dhchap_key`);
     const host: LiveHost = { nqn, dhchap_supported: key !== undefined, dhchap_key_set: !!key };
+    // A kernel without DH-HMAC-CHAP has none of the dhchap_* files: one read per host then.
+    if (key === undefined) return host;
     const ctrl = readIf(io, `${dir}/dhchap_ctrl_key`);
     if (ctrl !== undefined) host.dhchap_ctrl_key_set = !!ctrl;
     const hash = readIf(io, `${dir}/dhchap_hash`);

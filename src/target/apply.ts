@@ -78,17 +78,17 @@ export function isSecretAttr(name: string): boolean {
 /**
  * Every readable attribute of a directory about to be removed, secrets included (held in memory
  * only, for the rollback), in the order they would be written back. Write-only attributes
- * (revalidate_size) hold no state and are skipped.
+ * (revalidate_size) hold no state and are skipped, and so are the directories below (a read of
+ * one fails): one call per entry, not a look at its kind first, since `down` of a big tree does
+ * this for every object it removes.
  */
 export function readAttributes(io: ConfigfsIo, dir: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const name of io.list(dir)) {
-    const path = `${dir}/${name}`;
-    if (io.isDir(path)) continue;
     try {
-      out.push([name, io.read(path)]);
+      out.push([name, io.read(`${dir}/${name}`)]);
     } catch {
-      // unreadable: a write-only trigger
+      // unreadable: a write-only trigger, or a directory (EISDIR)
     }
   }
   const rank = (n: string) => {
@@ -225,6 +225,9 @@ export function explainRefusal(s: Step, e: string): string {
   return "Check the kernel log (dmesg) for nvmet's reason.";
 }
 
+/** Most rollback failures an ApplyError's message lists (all are in `rollbackFailures`). */
+export const ROLLBACK_LINES = 20;
+
 /** Options of applyPlan. */
 export interface ApplyOptions {
   /** Called before each step (for --verbose progress). */
@@ -249,9 +252,17 @@ export function applyPlan(io: ConfigfsIo, steps: Step[], options: ApplyOptions =
     } catch (err) {
       const rollbackFailures: string[] = [];
       // Attribute writes inside a directory this run made need no undoing: the rmdir takes them.
-      const made = done.filter((d) => d.op === "mkdir").map((d) => d.path + "/");
+      const made = new Set(done.filter((d) => d.op === "mkdir").map((d) => d.path));
+      // Inside a directory this run made (its removal takes the write with it): the path's
+      // ancestors looked up, not every made directory scanned per step.
+      const inMade = (path: string) => {
+        for (let i = path.lastIndexOf("/"); i > 0; i = path.lastIndexOf("/", i - 1)) {
+          if (made.has(path.slice(0, i))) return true;
+        }
+        return false;
+      };
       for (const d of done.reverse()) {
-        if (d.op === "write" && made.some((m) => d.path.startsWith(m))) continue;
+        if (d.op === "write" && inMade(d.path)) continue;
         const attrs = removed.get(d);
         if (attrs) {
           try {
@@ -278,9 +289,14 @@ export function applyPlan(io: ConfigfsIo, steps: Step[], options: ApplyOptions =
       const what = errno
         ? (num !== undefined ? `${errno} (${num})` : errno)
         : (err as Error).message;
+      // At most ROLLBACK_LINES of them in the message (a big plan can leave thousands).
+      const listed = rollbackFailures.slice(0, ROLLBACK_LINES);
+      if (rollbackFailures.length > listed.length) {
+        listed.push(`… and ${rollbackFailures.length - listed.length} more`);
+      }
       const undone = rollbackFailures.length
         ? `Rolling back the ${done.length} earlier step(s) left ${rollbackFailures.length} not undone:\n  ${
-          rollbackFailures.join("\n  ")
+          listed.join("\n  ")
         }`
         : done.length
         ? `The ${done.length} earlier step(s) of this run were rolled back; configfs is as before.`

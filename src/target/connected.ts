@@ -70,29 +70,48 @@ function read(path: string): string | undefined {
   }
 }
 
-/** Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers. */
-export function subsystemHosts(subnqn: string, sysfs = hostPaths().sysfs): string[] {
+/** This machine's own fabrics controllers (`<sysfs>/class/nvme`): host NQNs by subsystem NQN. */
+export function localFabricsHosts(sysfs = hostPaths().sysfs): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const c of list(`${sysfs}/class/nvme`)) {
+    const base = `${sysfs}/class/nvme/${c}`;
+    const subnqn = read(`${base}/subsysnqn`);
+    if (subnqn === undefined) continue;
+    const transport = read(`${base}/transport`);
+    if (transport === "pcie" || transport === undefined) continue;
+    out.set(subnqn, [...(out.get(subnqn) ?? []), read(`${base}/hostnqn`) ?? c]);
+  }
+  return out;
+}
+
+/**
+ * Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers
+ * (`local`: localFabricsHosts, read once by a caller asking about many subsystems).
+ */
+export function subsystemHosts(
+  subnqn: string,
+  sysfs = hostPaths().sysfs,
+  local: Map<string, string[]> = localFabricsHosts(sysfs),
+): string[] {
   const hosts = new Set<string>();
   const dbg = `${sysfs}/kernel/debug/nvmet/${subnqn}`;
   for (const c of list(dbg)) {
     if (c.startsWith("ctrl")) hosts.add(read(`${dbg}/${c}/hostnqn`) ?? c);
   }
-  for (const c of list(`${sysfs}/class/nvme`)) {
-    const base = `${sysfs}/class/nvme/${c}`;
-    if (read(`${base}/subsysnqn`) !== subnqn) continue;
-    const transport = read(`${base}/transport`);
-    if (transport === "pcie" || transport === undefined) continue;
-    hosts.add(read(`${base}/hostnqn`) ?? c);
-  }
+  for (const h of local.get(subnqn) ?? []) hosts.add(h);
   return [...hosts];
 }
 
-/** The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. */
+/**
+ * The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. This
+ * machine's controllers are read once, at the first subsystem asked about, not once per subsystem.
+ */
 export function kernelSources(o: KernelSourceOptions): PeerSources {
+  let local: Map<string, string[]> | undefined;
   return {
     cmIds: () => readCmIds(),
     tcp: () => establishedTcp(o.proc),
-    hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs),
+    hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs, local ??= localFabricsHosts(o.sysfs)),
   };
 }
 
@@ -158,13 +177,18 @@ export function affected(
   const portIds = new Set<number>();
   const relinked = new Set(steps.filter((s) => s.op === "link").map((s) => s.path));
   const remade = new Set(steps.filter((s) => s.op === "mkdir").map((s) => s.path));
+  // The ports each subsystem is linked to, gathered once.
+  const portsOf = new Map<string, number[]>();
+  for (const p of live.ports) {
+    for (const nqn of p.subsystems) portsOf.set(nqn, [...(portsOf.get(nqn) ?? []), p.id]);
+  }
   for (const s of steps) {
     if (s.op === "unlink" && relinked.has(s.path)) continue;
     if (s.op === "rmdir" && remade.has(s.path)) continue;
     let m = /^subsystems\/([^/]+)$/.exec(s.path);
     if (s.op === "rmdir" && m) {
       subsystems.push(m[1]);
-      for (const p of live.ports) if (p.subsystems.includes(m[1])) portIds.add(p.id);
+      for (const id of portsOf.get(m[1]) ?? []) portIds.add(id);
       continue;
     }
     m = /^ports\/(\d+)(\/subsystems\/[^/]+)?$/.exec(s.path);
@@ -182,7 +206,7 @@ export function busyReport(live: LiveTree, steps: Step[], sources: PeerSources):
   const conns: PeerConnection[] = [];
   if (ports.some((p) => p.attr.addr_trtype === "rdma")) {
     try {
-      conns.push(...rdmaConnections(sources.cmIds()));
+      for (const c of rdmaConnections(sources.cmIds())) conns.push(c);
     } catch (err) {
       notes.push(
         `Cannot list RDMA connections (${
@@ -192,7 +216,7 @@ export function busyReport(live: LiveTree, steps: Step[], sources: PeerSources):
     }
   }
   if (ports.some((p) => p.attr.addr_trtype === "tcp")) {
-    conns.push(...sources.tcp().map((c) => ({ trtype: "tcp" as const, ...c })));
+    for (const c of sources.tcp()) conns.push({ trtype: "tcp" as const, ...c });
   }
   return {
     ports: portPeers(ports, conns),
@@ -207,24 +231,39 @@ export function isBusy(r: BusyReport): boolean {
   return r.ports.length > 0 || r.subsystems.length > 0;
 }
 
+/** Most names a refusal lists of one kind; beyond it, the first few and how many more. */
+export const NAMES_LISTED = 8;
+
+/** "a, b, c" or, for a long list, "a, b, c and 253 more": readable with hundreds of hosts. */
+function someOf(names: string[], max = NAMES_LISTED): string {
+  if (names.length <= max) return names.join(", ");
+  const shown = Math.max(1, max - 2);
+  return `${names.slice(0, shown).join(", ")} and ${names.length - shown} more`;
+}
+
 /**
  * The refusal's sentence, e.g. "Hosts are still connected to what this would remove: to port 1
- * (rdma 10.78.0.1:4420, serving 'nqn…'): 10.78.0.2; nothing was changed."
+ * (rdma 10.78.0.1:4420, serving 'nqn…'): 10.78.0.2; nothing was changed." Long lists of hosts,
+ * subsystems or ports are cut to their first names and a count.
  */
 export function busyMessage(r: BusyReport, doer = "this"): string {
-  const parts = [
-    ...r.ports.map((p) => {
-      const serving = p.subsystems.length
-        ? `, serving ${p.subsystems.map((s) => `'${s}'`).join(", ")}`
-        : "";
-      return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
-        p.hosts.join(", ")
-      }`;
-    }),
-    ...r.subsystems.map((s) =>
-      `to subsystem '${s.nqn}': ${s.hosts.map((h) => `host '${h}'`).join(", ")}`
-    ),
-  ];
+  const ports = r.ports.map((p) => {
+    const serving = p.subsystems.length
+      ? `, serving ${someOf(p.subsystems.map((s) => `'${s}'`), 3)}`
+      : "";
+    return `to port ${p.port} (${p.trtype} ${hostPort(p.traddr, p.trsvcid)}${serving}): ${
+      someOf(p.hosts)
+    }`;
+  });
+  const subsystems = r.subsystems.slice(0, NAMES_LISTED).map((s) =>
+    `to subsystem '${s.nqn}': ${someOf(s.hosts.map((h) => `host '${h}'`))}`
+  );
+  if (r.subsystems.length > NAMES_LISTED) {
+    const rest = r.subsystems.slice(NAMES_LISTED);
+    const hosts = new Set(rest.flatMap((s) => s.hosts)).size;
+    subsystems.push(`to ${rest.length} more subsystem(s): ${hosts} host(s)`);
+  }
+  const parts = [...ports, ...subsystems];
   return `Hosts are still connected to what ${doer} would remove: ${
     parts.join("; ")
   }; nothing was changed.`;

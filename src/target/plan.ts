@@ -47,20 +47,28 @@ function planPrune(
 export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = {}): Step[] {
   const hosts = wantedHosts(spec);
   const steps = planHosts(live, hosts, options);
+  // Live objects are looked up by name, never by a scan per spec object: a plan's cost grows with
+  // the number of objects, not with its square.
+  const liveSubs = new Map(live.subsystems.map((l) => [l.nqn, l]));
   for (const s of spec.subsystems) {
-    const cur = live.subsystems.find((l) => l.nqn === s.nqn);
-    steps.push(...planSubsystem(s, { prune: options.prune, cur }));
+    for (const step of planSubsystem(s, { prune: options.prune, cur: liveSubs.get(s.nqn) })) {
+      steps.push(step);
+    }
   }
   // A spec's port is the live one with its number, by the name nvmeof gives it (`2`) if there is
   // one, else by another the kernel reads the same (`0x2`).
+  const byName = new Map(live.ports.map((l) => [l.name, l]));
+  const byId = new Map<number, LivePort>();
+  for (const l of live.ports) if (!byId.has(l.id)) byId.set(l.id, l);
   const matched = new Set<LivePort>();
   for (const p of spec.ports) {
-    const cur = live.ports.find((l) => l.name === String(p.id)) ??
-      live.ports.find((l) => l.id === p.id);
+    const cur = byName.get(String(p.id)) ?? byId.get(p.id);
     if (cur) matched.add(cur);
-    steps.push(...planPort(p, { prune: options.prune, cur }));
+    for (const step of planPort(p, { prune: options.prune, cur })) steps.push(step);
   }
-  if (options.prune) steps.push(...planPrune(live, { spec, ports: matched, hosts }));
+  if (options.prune) {
+    for (const step of planPrune(live, { spec, ports: matched, hosts })) steps.push(step);
+  }
   checkAnaGroupsInUse(live, spec, steps);
   return steps;
 }

@@ -56,15 +56,89 @@ export function planResult(
   };
 }
 
-/** A PlanResult as text: one line per step, or `nothing` when there are none. */
-export function planText(verb: string, nothing: string): (data: unknown) => string {
+/** Plans of more steps than this are summarised in text output unless verbose. */
+export const PLAN_LINES_SHOWN = 40;
+/** The steps a summarised plan still lists, from its start. */
+const SUMMARY_HEAD = 10;
+
+/** What a step's path names: "host", "namespace", "allowed host", "attribute", … */
+function stepObject(s: Step): string {
+  const p = s.path.split("/");
+  if (s.op === "write") return "attribute";
+  if (p[0] === "hosts" && p.length === 2) return "host";
+  if (p[0] === "subsystems") {
+    if (p.length === 2) return "subsystem";
+    if (p[2] === "namespaces" && p.length === 4) return "namespace";
+    if (p[2] === "allowed_hosts" && p.length === 4) return "allowed host";
+  }
+  if (p[0] === "ports") {
+    if (p.length === 2) return "port";
+    if (p[2] === "subsystems" && p.length === 4) return "port link";
+    if (p[2] === "ana_groups" && p.length === 4) return "ANA group";
+    if (p[2] === "referrals" && p.length === 4) return "referral";
+  }
+  return "other";
+}
+
+const OP_WORDS: Record<Step["op"], string> = {
+  mkdir: "create",
+  rmdir: "remove",
+  write: "write",
+  link: "link",
+  unlink: "unlink",
+};
+
+/**
+ * A long plan in a few lines: per operation, how many of each kind of object, in the plan's
+ * order ("create: 512 host(s), 64 subsystem(s)"); writes by attribute name.
+ */
+export function planSummary(steps: Step[]): string[] {
+  const byOp = new Map<Step["op"], Map<string, number>>();
+  for (const s of steps) {
+    const kind = s.op === "write" ? s.path.slice(s.path.lastIndexOf("/") + 1) : stepObject(s);
+    const counts = byOp.get(s.op) ?? new Map<string, number>();
+    byOp.set(s.op, counts);
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return [...byOp].map(([op, counts]) => {
+    const parts = [...counts].map(([k, n]) => op === "write" ? `${n} ${k}` : `${n} ${k}(s)`);
+    return `${OP_WORDS[op]}: ${parts.join(", ")}`;
+  });
+}
+
+/** Options of planText. */
+export interface PlanTextOptions {
+  /** List every step however many there are (-v). */
+  verbose?: boolean;
+}
+
+/**
+ * A PlanResult as text: one line per step, or `nothing` when there are none. A plan of more than
+ * PLAN_LINES_SHOWN steps is summarised (counts per operation and kind, its first steps) unless
+ * verbose; JSON output always carries every step.
+ */
+export function planText(
+  verb: string,
+  nothing: string,
+  options: PlanTextOptions = {},
+): (data: unknown) => string {
   return (data: unknown): string => {
     const d = data as PlanResult;
     if (!d.steps.length) return nothing;
-    const lines = d.steps.map((s) => describeStep(s as unknown as Step));
+    const steps = d.steps as unknown as Step[];
+    const n = steps.length;
     const head = d.dry_run
-      ? `Would ${verb} with ${lines.length} step(s) (dry run, nothing changed):`
-      : `${verb[0].toUpperCase()}${verb.slice(1)} with ${lines.length} step(s):`;
-    return [head, ...lines.map((l) => `  ${l}`)].join("\n");
+      ? `Would ${verb} with ${n} step(s) (dry run, nothing changed):`
+      : `${verb[0].toUpperCase()}${verb.slice(1)} with ${n} step(s):`;
+    if (options.verbose || n <= PLAN_LINES_SHOWN) {
+      return [head, ...steps.map((s) => `  ${describeStep(s)}`)].join("\n");
+    }
+    return [
+      head,
+      ...planSummary(steps).map((l) => `  ${l}`),
+      `  the first ${SUMMARY_HEAD}:`,
+      ...steps.slice(0, SUMMARY_HEAD).map((s) => `    ${describeStep(s)}`),
+      `  … ${n - SUMMARY_HEAD} more: -v lists every step, -o json gives them as data.`,
+    ].join("\n");
   };
 }

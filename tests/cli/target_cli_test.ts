@@ -723,3 +723,60 @@ Deno.test("target up --prune of a port as another trtype leaves none of its old 
   const again = await l.run(["target", "up", "--prune", "-f", l.spec, "-o", "json"]);
   assert.deepEqual(JSON.parse(again.stdout).steps, []);
 });
+
+Deno.test("a long plan is summarised in text unless -v; JSON carries every step", async () => {
+  await using l = await lab();
+  const hosts = Array.from({ length: 32 }, (_, i) => `nqn.2026-10.pk.nextgen:compute-${i}`);
+  const subs = Array.from({ length: 8 }, (_, i) => `nqn.2026-10.pk.nextgen:scale-${i}`);
+  const dev = subs.map((_, i) => {
+    const p = `${l.dir}/scale${i}.img`;
+    Deno.writeFileSync(p, new Uint8Array(4096));
+    return p;
+  });
+  Deno.writeTextFileSync(
+    l.spec,
+    stringify({
+      subsystems: subs.map((nqn, i) => ({
+        nqn,
+        hosts: hosts.slice(i * 4, i * 4 + 4),
+        namespaces: [{ nsid: 1, device: dev[i] }],
+      })),
+      ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: subs }],
+    }),
+  );
+  const json = await l.run(["target", "up", "-f", l.spec, "--dry-run", "-o", "json"]);
+  assert.equal(json.code, 0, json.stderr);
+  const n = JSON.parse(json.stdout).steps.length;
+  assert.ok(n > 100, `${n} steps`);
+
+  const dry = await l.run(["target", "up", "-f", l.spec, "--dry-run"]);
+  assert.equal(dry.code, 0, dry.stderr);
+  const lines = dry.stdout.trimEnd().split("\n");
+  assert.equal(lines[0], `Would apply the spec with ${n} step(s) (dry run, nothing changed):`);
+  assert.ok(lines.length < 20, dry.stdout);
+  assert.ok(
+    lines.includes("  create: 32 host(s), 8 subsystem(s), 8 namespace(s), 1 port(s)"),
+    dry.stdout,
+  );
+  assert.ok(lines.includes("  link: 32 allowed host(s), 8 port link(s)"), dry.stdout);
+  assert.match(dry.stdout, /\n {2}write: 8 attr_serial, 8 device_path, 8 device_uuid, 8 enable, /);
+  assert.match(dry.stdout, /\n {4}mkdir {2}hosts\/nqn\.2026-10\.pk\.nextgen:compute-0\n/);
+  assert.equal(
+    lines.at(-1),
+    `  … ${n - 10} more: -v lists every step, -o json gives them as data.`,
+  );
+
+  const all = await l.run(["target", "up", "-f", l.spec, "--dry-run", "-v"]);
+  assert.equal(all.code, 0, all.stderr);
+  assert.equal(all.stdout.trimEnd().split("\n").length, n + 1);
+
+  const up = await l.run(["target", "up", "-f", l.spec]);
+  assert.equal(up.code, 0, up.stderr);
+  assert.match(up.stdout, new RegExp(`^Apply the spec with ${n} step\\(s\\):\n {2}create: `));
+  const down = await l.run(["target", "down", "--all"]);
+  assert.equal(down.code, 0, down.stderr);
+  assert.match(
+    down.stdout,
+    /^Remove with \d+ step\(s\):\n {2}unlink: 8 port link\(s\), 32 allowed host\(s\)\n/,
+  );
+});

@@ -11,6 +11,7 @@ import {
   affected,
   busyMessage,
   busyReport,
+  kernelSources,
   type PeerSources,
   portPeers,
   rdmaConnections,
@@ -195,4 +196,60 @@ Deno.test("refuseWhileConnected throws a FailureError with the --force hint, and
       /--force/.test(err.hint ?? ""),
   );
   refuseWhileConnected(LIVE, steps, { sources: sources() });
+});
+
+Deno.test("the kernel's sources read this machine's controllers once, not per subsystem", () => {
+  const sysfs = Deno.makeTempDirSync({ prefix: "nvmeof-sysfs-" });
+  try {
+    const ctrl = (name: string, subnqn: string, transport: string, hostnqn: string) => {
+      const d = `${sysfs}/class/nvme/${name}`;
+      Deno.mkdirSync(d, { recursive: true });
+      Deno.writeTextFileSync(`${d}/subsysnqn`, `${subnqn}\n`);
+      Deno.writeTextFileSync(`${d}/transport`, `${transport}\n`);
+      Deno.writeTextFileSync(`${d}/hostnqn`, `${hostnqn}\n`);
+    };
+    ctrl("nvme0", SUB1, "rdma", "nqn.host-a");
+    ctrl("nvme1", SUB2, "tcp", "nqn.host-b");
+    ctrl("nvme2", SUB2, "pcie", "nqn.host-pcie");
+    const dbg = `${sysfs}/kernel/debug/nvmet/${SUB2}/ctrl1`;
+    Deno.mkdirSync(dbg, { recursive: true });
+    Deno.writeTextFileSync(`${dbg}/hostnqn`, "nqn.host-c\n");
+    const src = kernelSources({ proc: `${sysfs}/proc`, sysfs });
+    assert.deepEqual(src.hostsOf(SUB1), ["nqn.host-a"]);
+    // Read once: controllers that come or go later in the run are not read again.
+    Deno.removeSync(`${sysfs}/class/nvme`, { recursive: true });
+    assert.deepEqual(src.hostsOf(SUB2).sort(), ["nqn.host-b", "nqn.host-c"]);
+    assert.deepEqual(src.hostsOf("nqn.2026-10.pk.nextgen:other"), []);
+  } finally {
+    Deno.removeSync(sysfs, { recursive: true });
+  }
+});
+
+Deno.test("a refusal with hundreds of hosts names the first few and counts the rest", () => {
+  const subs = Array.from({ length: 64 }, (_, i) => `nqn.2026-10.pk.nextgen:scale-${i}`);
+  const addrs = Array.from({ length: 256 }, (_, i) => `10.78.${i >> 8}.${i & 255}`);
+  const msg = busyMessage({
+    ports: [{
+      port: 1,
+      trtype: "rdma",
+      traddr: "10.78.0.1",
+      trsvcid: "4420",
+      subsystems: subs,
+      hosts: addrs,
+    }],
+    subsystems: subs.map((nqn, i) => ({
+      nqn,
+      hosts: [`nqn.host-${2 * i}`, `nqn.host-${2 * i + 1}`],
+    })),
+    notes: [],
+  });
+  assert.match(
+    msg,
+    /^Hosts are still connected to what this would remove: to port 1 \(rdma 10\.78\.0\.1:4420, serving 'nqn\.2026-10\.pk\.nextgen:scale-0' and 63 more\): 10\.78\.0\.0, 10\.78\.0\.1, 10\.78\.0\.2, 10\.78\.0\.3, 10\.78\.0\.4, 10\.78\.0\.5 and 250 more; /,
+  );
+  assert.match(
+    msg,
+    /; to subsystem 'nqn\.2026-10\.pk\.nextgen:scale-7': host 'nqn\.host-14', host 'nqn\.host-15'; to 56 more subsystem\(s\): 112 host\(s\); nothing was changed\.$/,
+  );
+  assert.ok(msg.length < 1500, `${msg.length} characters`);
 });

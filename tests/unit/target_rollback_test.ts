@@ -203,3 +203,25 @@ failEachStep(
     });
   },
 );
+
+Deno.test("a rollback that leaves many steps undone lists the first 20 and counts the rest", () => {
+  using io0 = standin();
+  const hosts = Array.from({ length: 30 }, (_, i) => `nqn.2026-10.pk.nextgen:compute-${i}`);
+  const steps = planUp(readTree(io0), validateSpec({ hosts: hosts.map((nqn) => ({ nqn })) }));
+  assert.equal(steps.length, 30);
+  const io = new StandinConfigfs(io0.root, {
+    failures: [
+      { ordinal: 30, errno: "EIO" },
+      ...hosts.map((h) => ({ op: "rmdir" as const, path: `hosts/${h}`, errno: "EBUSY" })),
+    ],
+  });
+  assert.throws(() => applyPlan(io, steps), (err: unknown) => {
+    assert.ok(err instanceof ApplyError);
+    assert.equal(err.rollbackFailures.length, 29);
+    assert.match(err.message, /left 29 not undone:\n/);
+    const lines = err.message.split("\n").filter((l) => l.startsWith("  "));
+    assert.equal(lines.length, 21);
+    assert.equal(lines[20], "  … and 9 more");
+    return true;
+  });
+});

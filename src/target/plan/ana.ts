@@ -133,22 +133,31 @@ export function planReferrals({ p, name, cur, prune }: PortPart): Step[] {
  */
 export function checkAnaGroupsInUse(live: LiveTree, spec: TargetSpec, steps: Step[]): void {
   const problems: string[] = [];
-  for (const s of steps) {
+  const removedGroups = steps.flatMap((s) => {
     const m = s.op === "rmdir" ? /^ports\/([^/]+)\/ana_groups\/([^/]+)$/.exec(s.path) : null;
-    if (!m) continue;
+    return m ? [m] : [];
+  });
+  if (!removedGroups.length) return;
+  // What the plan removes and unlinks, and the spec's and live subsystems, looked up by path
+  // and name rather than scanned per exported subsystem.
+  const removed = new Set(steps.filter((o) => o.op === "rmdir").map((o) => o.path));
+  const unlinked = new Set(steps.filter((o) => o.op === "unlink").map((o) => o.path));
+  const specSubs = new Map(spec.subsystems.map((x) => [x.nqn, x]));
+  const liveSubs = new Map(live.subsystems.map((x) => [x.nqn, x]));
+  for (const m of removedGroups) {
     const port = live.ports.find((p) => p.name === m[1]);
     const group = port?.ana_groups?.find((g) => g.name === m[2]);
     if (!port || !group) continue;
     // A port that goes as a whole takes its groups with it; nothing is exported there then.
-    if (steps.some((o) => o.op === "rmdir" && o.path === nvmetPath.port(port.name))) continue;
+    if (removed.has(nvmetPath.port(port.name))) continue;
     const specPort = spec.ports.find((p) => p.id === port.id);
     const exported = new Set([...port.subsystems, ...(specPort?.subsystems ?? [])]);
     for (const nqn of exported) {
-      if (steps.some((o) => o.op === "unlink" && o.path === nvmetPath.portLink(port.name, nqn))) {
+      if (unlinked.has(nvmetPath.portLink(port.name, nqn))) {
         if (!specPort?.subsystems.includes(nqn)) continue;
       }
-      const specSub = spec.subsystems.find((x) => x.nqn === nqn);
-      const liveSub = live.subsystems.find((x) => x.nqn === nqn);
+      const specSub = specSubs.get(nqn);
+      const liveSub = liveSubs.get(nqn);
       for (const ns of liveSub?.namespaces ?? []) {
         const specNs = specSub?.namespaces.find((n) => n.nsid === ns.nsid);
         if (specSub && !specNs) continue; // pruned away with the subsystem's other namespaces

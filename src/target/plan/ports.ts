@@ -38,7 +38,9 @@ export function planPort(
   const dir = nvmetPath.port(name);
   // The links the port had are kept unless pruned, also when the port is made anew.
   const linked = cur?.subsystems ?? [];
-  const keep = linked.filter((s) => p.subsystems.includes(s) || !options.prune);
+  const wanted = new Set(p.subsystems);
+  const keep = linked.filter((s) => wanted.has(s) || !options.prune);
+  const kept = new Set(keep);
   if (cur && needsRemake(p, cur)) {
     removePort(steps, cur);
     cur = undefined;
@@ -53,16 +55,17 @@ export function planPort(
   }
   const relinkAll = writes.length > 0 || !cur;
   for (const s of cur?.subsystems ?? []) {
-    if (relinkAll || !keep.includes(s)) steps.push(unlinkPort(name, s));
+    if (relinkAll || !kept.has(s)) steps.push(unlinkPort(name, s));
   }
   steps.push(...writes);
   // ANA groups and referrals change on an enabled port: before the links, so that a port that
   // comes up reports its groups from the first connect.
   const part = { p, name, cur, prune: options.prune ?? false };
   steps.push(...planAnaGroups(part), ...planReferrals(part));
-  const want = [...p.subsystems, ...keep.filter((s) => !p.subsystems.includes(s))];
+  const want = [...p.subsystems, ...keep.filter((s) => !wanted.has(s))];
+  const wasLinked = new Set(linked);
   for (const s of want) {
-    if (relinkAll || !linked.includes(s)) {
+    if (relinkAll || !wasLinked.has(s)) {
       steps.push({
         op: "link",
         path: nvmetPath.portLink(name, s),

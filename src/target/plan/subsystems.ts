@@ -109,9 +109,11 @@ function planNamespaces(
   const { cur } = options;
   const steps: Step[] = [];
   const matched = new Set<LiveNamespace>();
+  const byName = new Map((cur?.namespaces ?? []).map((n) => [n.name, n]));
+  const byNsid = new Map<number, LiveNamespace>();
+  for (const n of cur?.namespaces ?? []) if (!byNsid.has(n.nsid)) byNsid.set(n.nsid, n);
   for (const ns of s.namespaces) {
-    const was = cur?.namespaces.find((n) => n.name === String(ns.nsid)) ??
-      cur?.namespaces.find((n) => n.nsid === ns.nsid);
+    const was = byName.get(String(ns.nsid)) ?? byNsid.get(ns.nsid);
     if (was) matched.add(was);
     steps.push(...planNamespace(ns, { subnqn: s.nqn, was }));
   }
@@ -129,11 +131,13 @@ function planAllowedHosts(
   const { cur } = options;
   const steps: Step[] = [];
   const liveAllowed = cur?.allowed_hosts ?? [];
+  const allowed = new Set(liveAllowed);
+  const wanted = new Set(s.hosts);
   const anyWas = cur?.attr.allow_any_host === "1";
   // Links the spec does not list: pruned on request, and always when any host is to be allowed
   // (the kernel refuses allow_any_host while allowed_hosts is non-empty).
   for (const h of liveAllowed) {
-    if (!s.hosts.includes(h) && (options.prune || s.allow_any_host)) {
+    if (!wanted.has(h) && (options.prune || s.allow_any_host)) {
       steps.push({
         op: "unlink",
         path: nvmetPath.allowedHost(s.nqn, h),
@@ -150,7 +154,7 @@ function planAllowedHosts(
     });
   }
   for (const h of s.hosts) {
-    if (!liveAllowed.includes(h)) {
+    if (!allowed.has(h)) {
       steps.push({
         op: "link",
         path: nvmetPath.allowedHost(s.nqn, h),

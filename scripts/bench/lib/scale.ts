@@ -1,0 +1,321 @@
+/**
+ * The pieces of scripts/bench/scale.sh that are not shell:
+ *
+ *   spec S H N [--extra-host] [--drop-last]   a target spec of S subsystems, each with N null_blk
+ *       namespaces (/dev/nullb<i>) and allowing its share of H host NQNs (H/S each, none shared),
+ *       2 ports (rdma 10.77.0.1:4420, tcp 10.77.0.1:4421) exporting every subsystem. --extra-host
+ *       allows one more host on every subsystem; --drop-last leaves the last subsystem out.
+ *   replay PLAN.json   the floor: the plan's mkdir/write/symlink/unlink/rmdir calls on the kernel's
+ *       configfs, nothing else (no reads, no checks, no rollback), from this one process.
+ *   read   the floor of a read: every directory listed, every attribute read, every link read.
+ *   empty  nothing: the start-up of a Deno run with these flags.
+ *   table RESULTS.tsv   the bench's table (see printTable).
+ *   plan K…   in-process, on any machine: parsing, validating and planning the spec of each size
+ *       K (as above) against the live tree it makes, without configfs or start-up (see planBench).
+ *
+ * replay and read print the seconds their own calls took (after start-up and parsing), so the
+ * bench can report the floor with and without Deno's start-up.
+ */
+const NVMET = "/sys/kernel/config/nvmet";
+const ADDR = "10.77.0.1";
+
+function subNqn(s: number): string {
+  return `nqn.2026-10.pk.nextgen:scale-${String(s).padStart(4, "0")}`;
+}
+
+function hostNqn(h: number): string {
+  return `nqn.2026-10.pk.nextgen:compute-${String(h).padStart(5, "0")}`;
+}
+
+function spec(args: string[]): string {
+  const [S, H, N] = args.slice(0, 3).map(Number);
+  const extra = args.includes("--extra-host");
+  const count = args.includes("--drop-last") ? S - 1 : S;
+  const share = Math.max(1, Math.floor(H / S));
+  const out: string[] = ["subsystems:"];
+  for (let s = 1; s <= count; s++) {
+    out.push(`  - nqn: ${subNqn(s)}`, "    allow_any_host: false", "    hosts:");
+    for (let h = (s - 1) * share + 1; h <= s * share; h++) out.push(`      - ${hostNqn(h)}`);
+    if (extra) out.push(`      - ${hostNqn(H + s)}`);
+    out.push("    namespaces:");
+    for (let n = 1; n <= N; n++) {
+      out.push(`      - {nsid: ${n}, device: /dev/nullb${(s - 1) * N + n - 1}}`);
+    }
+  }
+  out.push("ports:");
+  for (const [id, trtype, svc] of [[1, "rdma", 4420], [2, "tcp", 4421]]) {
+    out.push(
+      `  - id: ${id}`,
+      `    trtype: ${trtype}`,
+      `    traddr: ${ADDR}`,
+      `    trsvcid: ${svc}`,
+      "    subsystems:",
+    );
+    for (let s = 1; s <= count; s++) out.push(`      - ${subNqn(s)}`);
+  }
+  return out.join("\n") + "\n";
+}
+
+interface Step {
+  op: "mkdir" | "rmdir" | "write" | "link" | "unlink";
+  path: string;
+  value?: string;
+  target?: string;
+}
+
+const enc = new TextEncoder();
+
+function replay(file: string): number {
+  const steps = (JSON.parse(Deno.readTextFileSync(file)) as { steps: Step[] }).steps;
+  const t0 = performance.now();
+  for (const s of steps) {
+    const p = `${NVMET}/${s.path}`;
+    switch (s.op) {
+      case "mkdir":
+        Deno.mkdirSync(p);
+        break;
+      case "rmdir":
+      case "unlink":
+        Deno.removeSync(p);
+        break;
+      case "link":
+        Deno.symlinkSync(`${NVMET}/${s.target}`, p);
+        break;
+      case "write": {
+        const f = Deno.openSync(p, { write: true });
+        try {
+          f.writeSync(enc.encode(s.value === "" ? "\n" : s.value));
+        } finally {
+          f.close();
+        }
+        break;
+      }
+    }
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+function readAll(): number {
+  const t0 = performance.now();
+  const walk = (dir: string) => {
+    for (const e of Deno.readDirSync(dir)) {
+      const p = `${dir}/${e.name}`;
+      if (e.isSymlink) Deno.readLinkSync(p);
+      else if (e.isDirectory) walk(p);
+      else {
+        try {
+          Deno.readTextFileSync(p);
+        } catch {
+          // write-only attributes (revalidate_size)
+        }
+      }
+    }
+  };
+  walk(NVMET);
+  return (performance.now() - t0) / 1000;
+}
+
+/** Seconds as text with 2 decimals, a count (CALLS=1) as is; "" stays "". */
+function secs(v: number | undefined): string {
+  if (v === undefined || Number.isNaN(v)) return "";
+  return Number.isInteger(v) ? String(v) : v.toFixed(2);
+}
+
+function ratio(a: number | undefined, b: number | undefined): string {
+  return a === undefined || b === undefined || !(b > 0) ? "" : `${(a / b).toFixed(2)}x`;
+}
+
+/**
+ * The table of a results file: rows `op K steps nvmeof floor_calls floor_wall nvmetcli` (seconds,
+ * wall time of each process but floor_calls, the floor's calls alone), the first row the start-up
+ * of each side (`startup 0 0 nvmeof 0 deno python`). "net" is nvmeof's time less its start-up.
+ */
+function printTable(file: string): void {
+  const num = (v: string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
+  const rows = Deno.readTextFileSync(file).trim().split("\n").map((l) => l.split("\t"));
+  const [, , , stN, , stD, stP] = rows[0];
+  const start = num(stN) ?? 0;
+  const unit = Deno.env.get("CALLS") === "1" ? "calls" : "s";
+  console.log(
+    `start-up: nvmeof target show (empty tree) ${secs(num(stN))} ${unit}, empty Deno run ${
+      secs(num(stD))
+    } ${unit}` + (stP ? `, python3 import of nvmetcli's modules ${secs(num(stP))} ${unit}` : ""),
+  );
+  const head = [
+    "operation",
+    "K",
+    "steps",
+    "nvmeof",
+    "net",
+    "floor",
+    "floor+st",
+    "nvmetcli",
+    "net/floor",
+    "wall/floor+st",
+    "nvmeof/nvmetcli",
+  ];
+  const lines = [head];
+  const byOp = new Map<string, Array<{ k: number; net?: number; wall?: number; floor?: number }>>();
+  for (const r of rows.slice(1)) {
+    const [op, k, steps, n, fc, fw, c] = r;
+    const wall = num(n);
+    const net = wall === undefined ? undefined : Math.max(0, wall - start);
+    lines.push([
+      op,
+      k,
+      steps,
+      secs(wall),
+      secs(net),
+      secs(num(fc)),
+      secs(num(fw)),
+      secs(num(c)),
+      ratio(net, num(fc)),
+      ratio(wall, num(fw)),
+      ratio(wall, num(c)),
+    ]);
+    if (!byOp.has(op)) byOp.set(op, []);
+    byOp.get(op)!.push({ k: Number(k), net, wall, floor: num(fc) });
+  }
+  const widths = head.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? "").length)));
+  for (const l of lines) {
+    console.log(l.map((c, i) => (i < 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
+  }
+  console.log("growth exponent log(t_last/t_first)/log(K_last/K_first): nvmeof net, wall; floor");
+  for (const [op, list] of byOp) {
+    if (list.length < 2) continue;
+    const a = list[0], b = list[list.length - 1];
+    const e = (x?: number, y?: number) =>
+      x && y && x > 0 && y > 0 ? (Math.log(y / x) / Math.log(b.k / a.k)).toFixed(2) : "-";
+    console.log(
+      `  ${op.padEnd(9)} ${e(a.net, b.net)}  ${e(a.wall, b.wall)}  ${e(a.floor, b.floor)}`,
+    );
+  }
+}
+
+/**
+ * Milliseconds of the in-process steps of `target up`, `show` and `down` at each size, on a live
+ * tree built from the spec (what readTree would read back): parse and validate the spec, plan it
+ * from empty, plan the no-op, plan `--prune` without one subsystem, plan `down --all` and find
+ * what it cuts off, render `show`. The median of 5 runs each. Imports nvmeof's own modules.
+ */
+async function planBench(sizes: number[]): Promise<void> {
+  const { parse, stringify } = await import("yaml");
+  const { validateSpec } = await import("../../../src/target/spec.ts");
+  const { planDown, planUp } = await import("../../../src/target/plan.ts");
+  const { affected } = await import("../../../src/target/connected.ts");
+  const { treeToSpec } = await import("../../../src/target/show.ts");
+  type Live = import("../../../src/configfs/nvmet.ts").LiveTree;
+  const median = (f: () => unknown) => {
+    const t: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      f();
+      t.push(performance.now() - t0);
+    }
+    return t.sort((a, b) => a - b)[2];
+  };
+  const rows: string[][] = [[
+    "K",
+    "subsystems",
+    "hosts",
+    "steps",
+    "parse",
+    "validate",
+    "plan up",
+    "no-op",
+    "prune 1",
+    "down+cut",
+    "show",
+  ]];
+  for (const k of sizes) {
+    const S = 4 * k, H = 32 * k;
+    const text = spec([String(S), String(H), "4"]);
+    const raw = parse(text);
+    const sp = validateSpec(raw, { checkFiles: false });
+    const live: Live = {
+      hosts: sp.subsystems.flatMap((s) => s.hosts).map((nqn) => ({
+        nqn,
+        dhchap_supported: false,
+        dhchap_key_set: false,
+      })),
+      subsystems: sp.subsystems.map((s) => ({
+        nqn: s.nqn,
+        attr: { allow_any_host: "0", serial: "0123456789abcdef" },
+        allowed_hosts: [...s.hosts],
+        namespaces: s.namespaces.map((n) => ({
+          name: String(n.nsid),
+          nsid: n.nsid,
+          device_path: n.device,
+          device_uuid: "",
+          device_nguid: "",
+          enable: true,
+        })),
+      })),
+      ports: sp.ports.map((p) => ({
+        name: String(p.id),
+        id: p.id,
+        attr: {
+          addr_trtype: p.trtype,
+          addr_adrfam: "ipv4",
+          addr_traddr: p.traddr ?? "",
+          addr_trsvcid: String(p.trsvcid),
+        },
+        subsystems: [...p.subsystems],
+        ana_groups: [],
+        referrals: [],
+      })),
+    };
+    const empty: Live = { hosts: [], subsystems: [], ports: [] };
+    const gone = sp.subsystems[0].nqn;
+    const less = {
+      ...sp,
+      subsystems: sp.subsystems.slice(1),
+      ports: sp.ports.map((p) => ({ ...p, subsystems: p.subsystems.filter((s) => s !== gone) })),
+    };
+    if (planUp(live, sp).length) throw new Error("the built tree does not match its spec");
+    rows.push([
+      String(k),
+      String(S),
+      String(H),
+      String(planUp(empty, sp).length),
+      ...[
+        () => parse(text),
+        () => validateSpec(raw, { checkFiles: false }),
+        () => planUp(empty, sp),
+        () => planUp(live, sp),
+        () => planUp(live, less, { prune: true }),
+        () => affected(live, planDown(live, { all: true })),
+        () => stringify(treeToSpec(live)),
+      ].map((f) => median(f).toFixed(1)),
+    ]);
+  }
+  console.log("in-process milliseconds (median of 5), no configfs, no start-up:");
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows) console.log(r.map((c, i) => c.padStart(widths[i])).join("  "));
+}
+
+const [cmd, ...args] = Deno.args;
+switch (cmd) {
+  case "spec":
+    await Deno.stdout.write(enc.encode(spec(args)));
+    break;
+  case "replay":
+    console.log(replay(args[0]).toFixed(3));
+    break;
+  case "read":
+    console.log(readAll().toFixed(3));
+    break;
+  case "empty":
+    break;
+  case "table":
+    printTable(args[0]);
+    break;
+  case "plan":
+    await planBench(args.map(Number));
+    break;
+  default:
+    console.error(
+      "usage: scale.ts spec S H N [--extra-host] [--drop-last] | replay PLAN.json | read | empty | table FILE",
+    );
+    Deno.exit(2);
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Benchmark of nvmeof's target side at scale, against the raw configfs floor and nvmetcli, on the
+# same work in one lab guest (real nvmet):
+#   scripts/lab/lab run --timeout 1800 -- env NVMETCLI_DIR=/var/tmp/nvmetcli scripts/bench/scale.sh [K…]
+# Size K (default 1 4 16) is K × BASE_S subsystems (default 4) × NS null_blk namespaces each
+# (default 4) and K × BASE_H allowed host NQNs (default 32), each subsystem allowing its share
+# (BASE_H/BASE_S, none shared), 2 ports (rdma 10.77.0.1:4420, tcp 10.77.0.1:4421) exporting every
+# subsystem. For each size it times `target up` from empty, a no-op `up`, `show`, `check`, `up`
+# adding one host to every subsystem, `up --prune` removing one subsystem, and `down --all`; beside
+# each, the floor: the same mkdir/write/symlink calls (the plan nvmeof prints with --dry-run -o json,
+# replayed by scripts/bench/lib/scale.ts from one Deno process with nothing else) and, for up, show
+# and down, nvmetcli's restore, save and clear of the same tree (nvmetcli's JSON from
+# `target show -o nvmetcli`).
+#
+# nvmetcli is in no package registry: bring its source once and point NVMETCLI_DIR at it (never
+# commit it); it needs Debian's python3-configshell-fb (apt-get install python3-configshell-fb):
+#   git clone https://github.com/linux-nvme/nvmetcli /var/tmp/nvmetcli
+# Without NVMETCLI_DIR the nvmetcli column is left empty.
+#
+# Prints one line per timed run on stderr, then the table: seconds per operation and size, the
+# start-up of each side apart, the ratios, and the growth exponent log(t_last/t_first)/log(K ratio).
+# CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
+# below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
+# symlink, unlink, readlink…), which the emulation's noise does not move.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+SIZES=("${@:-1 4 16}")
+read -r -a SIZES <<<"${SIZES[*]}"
+BASE_S=${BASE_S:-4}
+BASE_H=${BASE_H:-32}
+NS=${NS:-4}
+CFS=/sys/kernel/config/nvmet
+NVMEOF="$NVMEOF_ROOT/scripts/nvmeof"
+LIB="$NVMEOF_ROOT/scripts/bench/lib/scale.ts"
+PY=/usr/bin/python3
+work=$(mktemp -d /tmp/nvmeof-scale-XXXXXX)
+trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+[ -d "$CFS" ] || { echo "bench: $CFS missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2; exit 3; }
+find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
+nvmetcli=""
+if [ -n "${NVMETCLI_DIR:-}" ]; then
+  [ -f "$NVMETCLI_DIR/nvmetcli" ] || die "NVMETCLI_DIR=$NVMETCLI_DIR has no nvmetcli script"
+  "$PY" -c 'import configshell' 2>/dev/null ||
+    die "nvmetcli needs python3-configshell-fb: apt-get install python3-configshell-fb"
+  nvmetcli="$NVMETCLI_DIR/nvmetcli"
+else
+  echo "bench: NVMETCLI_DIR unset: no nvmetcli column (git clone https://github.com/linux-nvme/nvmetcli /var/tmp/nvmetcli)" >&2
+fi
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+# The helper as a command (not a function: CALLS=1 runs it under strace).
+LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$LIB")
+lib() { "${LIBRUN[@]}" "$@"; }
+# t VAR CMD…: runs CMD, its output to $work/out, and sets VAR to its wall time in seconds.
+# With CALLS=1, VAR is the number of its system calls on configfs paths instead.
+t() {
+  local var=$1 t0 t1
+  shift
+  if [ "${CALLS:-0}" = 1 ]; then
+    strace -f -qq --seccomp-bpf -e trace=%file -o "$work/strace" "$@" >"$work/out"
+    printf -v "$var" '%s' "$(grep -c '"/sys/kernel/config/' "$work/strace" || true)"
+    return
+  fi
+  t0=$EPOCHREALTIME
+  "$@" >"$work/out"
+  t1=$EPOCHREALTIME
+  printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+}
+# floor VAR_CALLS VAR_WALL PLAN.json: replays the plan; sets the calls' time and the process's
+# (with CALLS=1, both its count).
+floor() {
+  local wall
+  t wall "${LIBRUN[@]}" replay "$3"
+  if [ "${CALLS:-0}" = 1 ]; then printf -v "$1" '%s' "$wall"; else printf -v "$1" '%s' "$(cat "$work/out")"; fi
+  printf -v "$2" '%s' "$wall"
+}
+steps() { grep -o '"op":' "$1" | wc -l; }
+results="$work/results.tsv"
+# row OP K STEPS NVMEOF FLOOR_CALLS FLOOR_WALL NVMETCLI
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$results"; }
+empty_tree() {
+  "$NVMEOF" target down --all --force >/dev/null
+  [ -z "$(ls -A "$CFS/subsystems")$(ls -A "$CFS/hosts")$(ls -A "$CFS/ports")" ] ||
+    die "the nvmet tree is not empty after down --all"
+}
+
+max=0
+for k in "${SIZES[@]}"; do ((k > max)) && max=$k; done
+devices=$((max * BASE_S * NS))
+say "$devices null_blk devices, nvmet-tcp"
+modprobe -r null_blk 2>/dev/null || true
+modprobe null_blk nr_devices="$devices"
+modprobe nvmet-tcp
+for ((i = 0; i < 100; i++)); do [ -b "/dev/nullb$((devices - 1))" ] && break; sleep 0.1; done
+[ -b "/dev/nullb$((devices - 1))" ] || die "/dev/nullb$((devices - 1)) did not appear"
+
+# Start-up of each side, apart (and the module caches warm). nvmeof's is `target show` of an empty
+# tree: Deno's start-up, the target code's modules and the run's fixed cost.
+empty_tree
+"$NVMEOF" target show >/dev/null
+lib empty
+t st_nvmeof "$NVMEOF" target show
+t st_deno "${LIBRUN[@]}" empty
+st_py=""
+if [ -n "$nvmetcli" ]; then
+  t st_py "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
+fi
+printf 'startup\t0\t0\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" >"$results"
+
+for k in "${SIZES[@]}"; do
+  S=$((k * BASE_S))
+  H=$((k * BASE_H))
+  say "size ${k}x: $S subsystems x $NS namespaces, $H hosts, 2 ports"
+  empty_tree
+  lib spec "$S" "$H" "$NS" >"$work/spec1.yaml"
+  lib spec "$S" "$H" "$NS" --extra-host >"$work/spec2.yaml"
+  lib spec "$S" "$H" "$NS" --extra-host --drop-last >"$work/spec3.yaml"
+
+  # up from empty
+  "$NVMEOF" target up --dry-run -o json -f "$work/spec1.yaml" >"$work/up.json"
+  floor f_calls f_wall "$work/up.json"
+  "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
+  floor d_calls d_wall "$work/down.json"
+  empty_tree
+  t n_up "$NVMEOF" target up -f "$work/spec1.yaml"
+  say "up ${n_up}s (floor ${f_calls}s)"
+  t n_noop "$NVMEOF" target up -f "$work/spec1.yaml"
+  grep -q '^No changes' "$work/out" || die "the second up was not a no-op: $(head -3 "$work/out")"
+  say "no-op up ${n_noop}s"
+  t n_show "$NVMEOF" target show
+  t r_wall "${LIBRUN[@]}" read
+  r_calls=$(cat "$work/out")
+  [ "${CALLS:-0}" = 1 ] && r_calls=$r_wall
+  "$NVMEOF" target show -o nvmetcli >"$work/nvmetcli.json"
+  t n_check "$NVMEOF" target check -f "$work/spec1.yaml"
+  say "show ${n_show}s (read floor ${r_calls}s), check ${n_check}s"
+
+  # nvmetcli on the same tree: save (its show), clear (its down), restore (its up from empty)
+  c_save="" c_clear="" c_restore=""
+  if [ -n "$nvmetcli" ]; then
+    t c_save "$PY" "$nvmetcli" save "$work/saved.json"
+    t c_clear "$PY" "$nvmetcli" clear
+    t c_restore "$PY" "$nvmetcli" restore "$work/nvmetcli.json"
+    "$NVMEOF" target up -f "$work/spec1.yaml" >"$work/out"
+    grep -q '^No changes' "$work/out" || die "nvmetcli's restore did not rebuild the same tree: $(head -3 "$work/out")"
+    say "nvmetcli save ${c_save}s, clear ${c_clear}s, restore ${c_restore}s"
+  fi
+  row up "$k" "$(steps "$work/up.json")" "$n_up" "$f_calls" "$f_wall" "$c_restore"
+  row noop "$k" 0 "$n_noop" "" "" ""
+  row show "$k" "" "$n_show" "$r_calls" "$r_wall" "$c_save"
+  row check "$k" "" "$n_check" "" "" ""
+
+  # one more host on every subsystem
+  "$NVMEOF" target up --dry-run -o json -f "$work/spec2.yaml" >"$work/add.json"
+  floor a_calls a_wall "$work/add.json"
+  "$NVMEOF" target up --prune -f "$work/spec1.yaml" >/dev/null
+  t n_add "$NVMEOF" target up -f "$work/spec2.yaml"
+  row add-host "$k" "$(steps "$work/add.json")" "$n_add" "$a_calls" "$a_wall" ""
+  say "add host ${n_add}s (floor ${a_calls}s)"
+
+  # prune one subsystem
+  "$NVMEOF" target up --prune --dry-run -o json -f "$work/spec3.yaml" >"$work/prune.json"
+  floor p_calls p_wall "$work/prune.json"
+  "$NVMEOF" target up -f "$work/spec2.yaml" >/dev/null
+  t n_prune "$NVMEOF" target up --prune -f "$work/spec3.yaml"
+  row prune "$k" "$(steps "$work/prune.json")" "$n_prune" "$p_calls" "$p_wall" ""
+  say "prune ${n_prune}s (floor ${p_calls}s)"
+
+  # down
+  "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
+  floor d_calls d_wall "$work/down.json"
+  "$NVMEOF" target up -f "$work/spec3.yaml" >/dev/null
+  t n_down "$NVMEOF" target down --all
+  row down "$k" "$(steps "$work/down.json")" "$n_down" "$d_calls" "$d_wall" "$c_clear"
+  say "down ${n_down}s (floor ${d_calls}s)"
+done
+
+echo "scale bench: kernel $(uname -r), $(nproc) CPU(s), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+[ "${CALLS:-0}" = 1 ] && echo "CALLS=1: every figure is a count of system calls on configfs paths, not seconds"
+echo "size K: K x $BASE_S subsystems x $NS null_blk namespaces, K x $BASE_H hosts ($((BASE_H / BASE_S)) per subsystem), 2 ports"
+lib table "$results"

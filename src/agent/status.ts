@@ -4,7 +4,7 @@
  * generation read, the subsystems it connected, and its counts.
  */
 import { EnvironmentError } from "../errors.ts";
-import { privateRunDir, runDirPath } from "../host/run_dir.ts";
+import { heldLock, privateRunDir, runDirPath } from "../host/run_dir.ts";
 import { writeDurableSync } from "../persist/durable.ts";
 import type { AgentDecision } from "./decisions.ts";
 import type { ScanReason } from "./scheduler.ts";
@@ -35,18 +35,7 @@ export function holdAgentLock(): Disposable {
       },
     );
   }
-  file.truncateSync(0);
-  file.writeSync(new TextEncoder().encode(`pid ${Deno.pid}\n`));
-  return {
-    [Symbol.dispose]() {
-      try {
-        file.truncateSync(0);
-        file.unlockSync();
-      } finally {
-        file.close();
-      }
-    },
-  };
+  return heldLock(file, `pid ${Deno.pid}\n`);
 }
 
 /** One followed endpoint, as the status shows it. */

@@ -48,3 +48,22 @@ export function privateRunDir(what: string): string {
   }
   return dir;
 }
+
+/**
+ * Marks `file`, whose lock this process has just taken (`tryLockSync`), as held: `holder` (a line
+ * naming this process) replaces its contents. Disposing empties it, unlocks it and closes it.
+ */
+export function heldLock(file: Deno.FsFile, holder: string): Disposable {
+  file.truncateSync(0);
+  file.writeSync(new TextEncoder().encode(holder));
+  return {
+    [Symbol.dispose]() {
+      try {
+        file.truncateSync(0);
+        file.unlockSync();
+      } finally {
+        file.close();
+      }
+    },
+  };
+}

@@ -3,7 +3,7 @@
  * bound (NVMEOF_LOCK_TIMEOUT), naming its holder when the wait runs out.
  */
 import { EnvironmentError } from "../errors.ts";
-import { privateRunDir } from "../host/run_dir.ts";
+import { heldLock, privateRunDir } from "../host/run_dir.ts";
 
 /** An exclusive lock held while a run reads and changes one nvmet tree. */
 export interface TargetLock extends Disposable {
@@ -121,17 +121,5 @@ export function lockTarget(configfs: string, options: LockOptions = {}): TargetL
       );
     }
   }
-  file.truncateSync(0);
-  file.writeSync(new TextEncoder().encode(holderLine()));
-  return {
-    path,
-    [Symbol.dispose]() {
-      try {
-        file.truncateSync(0);
-        file.unlockSync();
-      } finally {
-        file.close();
-      }
-    },
-  };
+  return { path, ...heldLock(file, holderLine()) };
 }

@@ -7,9 +7,7 @@ import { COMMANDS } from "./src/commands/mod.ts";
 import { parseInvocation } from "./src/cli/parse.ts";
 import { commandHelp, topHelp } from "./src/cli/help.ts";
 import { errorRecord, EXIT, exitCodeOf, formatError, UsageError } from "./src/errors.ts";
-import { render, toJson } from "./src/output/render.ts";
 import { writeAll } from "./src/output/write.ts";
-import { VERSION, versionInfo } from "./src/version.ts";
 
 function write(fd: typeof Deno.stdout, text: string): void {
   writeAll(fd, text); // a reader that closed the pipe early is not an error (see write.ts)
@@ -24,6 +22,8 @@ export async function main(argv: string[], env: RunEnv = {}): Promise<number> {
   try {
     const inv = await parseInvocation(argv, COMMANDS);
     if (inv.version && !inv.command) {
+      const { versionInfo } = await import("./src/version.ts");
+      const { toJson } = await import("./src/output/render.ts");
       const info = versionInfo();
       write(
         Deno.stdout,
@@ -34,6 +34,8 @@ export async function main(argv: string[], env: RunEnv = {}): Promise<number> {
       return EXIT.ok;
     }
     if (!inv.command) {
+      // The version is read only here and by --version: a command's --help loads neither module.
+      const { VERSION } = await import("./src/version.ts");
       if (inv.help) {
         write(Deno.stdout, topHelp(COMMANDS, VERSION));
         return EXIT.ok;
@@ -52,12 +54,16 @@ export async function main(argv: string[], env: RunEnv = {}): Promise<number> {
       note: (line) => write(Deno.stderr, line.endsWith("\n") ? line : line + "\n"),
       env,
     });
+    const { render } = await import("./src/output/render.ts");
     write(Deno.stdout, render(result, inv.global.output));
     return result.exitCode ?? EXIT.ok;
   } catch (err) {
     write(Deno.stderr, formatError(err, verbose) + "\n");
     // Scripts asking for JSON get the error as JSON too (on stdout, where they read the result).
-    if (wantsJson(argv)) write(Deno.stdout, toJson({ error: errorRecord(err) }) + "\n");
+    if (wantsJson(argv)) {
+      const { toJson } = await import("./src/output/render.ts");
+      write(Deno.stdout, toJson({ error: errorRecord(err) }) + "\n");
+    }
     return exitCodeOf(err);
   }
 }

@@ -134,6 +134,9 @@ const HELP_MAY_LOAD = new Set([
   "src/persist/units.ts", // the boot units' names and --retry-for default
   "src/configfs/nvmet.ts", // the ANA states and port transports (target ana, target up)
   "src/metrics/defaults.ts", // the exporter's default address, port and intervals
+  "src/version.ts", // the version (version, help), read from deno.json
+  "deno.json",
+  "src/output/render.ts", // the JSON renderer, a pure function (target schema prints with it)
 ]);
 
 Deno.test("each command's --help loads no domain code: its module, src/cli/ and tables only", async () => {

@@ -7,7 +7,8 @@ import { haProfile, rowOf, type TableField } from "../fabrics/connect_table.ts";
 import { DEFAULT_CTRL_LOSS_TMO } from "../fabrics/connect_options.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/units.ts";
 import type { OptionSpec } from "./command.ts";
-import { ADDRESS_FLAGS, CONNECT_FLAGS, HOST_FLAGS, TUNING_FLAGS } from "./fabrics_flags.ts";
+import { ADDRESS_FLAGS, HOST_FLAGS } from "./fabrics_flags.ts";
+import { CONNECT_FLAGS, TUNING_FLAGS } from "./tuning_flags.ts";
 
 /** "keep_alive_tmo=1 reconnect_delay=1 …": the HA profile as option-string tokens. */
 export function haText(): string {

@@ -3,7 +3,8 @@
  * loop is src/agent/run.ts), and `agent enable / disable`: its systemd unit.
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { ADDRESS_FLAGS, HOST_FLAGS, TUNING_FLAGS } from "../cli/fabrics_flags.ts";
+import { ADDRESS_FLAGS, HOST_FLAGS } from "../cli/fabrics_flags.ts";
+import { TUNING_FLAGS } from "../cli/tuning_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
 import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError, UsageError } from "../errors.ts";

@@ -12,7 +12,7 @@ import type { ConnectIo, ConnectReport } from "../initiator/connect_io.ts";
 import { type SavedConnection, savedFromOptions } from "../persist/connections.ts";
 import { DEFAULT_RETRY_FOR } from "../persist/units.ts";
 import type { CommandResult, OptionValues, RunContext } from "./command.ts";
-import { TUNING_FLAGS } from "./tuning_flags.ts";
+import { TUNING_FLAGS } from "./connect_flags.ts";
 import { connectOptionsFromFlags, secretFilesFromFlags } from "./fabrics_values.ts";
 
 /** The -a values given, in order (none: an empty list; the address check names the flag). */

@@ -1,6 +1,6 @@
 /**
  * The fabrics flags, defined once with nvme-cli's names: the address and the host (the connect
- * option table's rows are tuning_flags.ts). discover, connect, connect-all, doctor, probe, bench
+ * option table's rows are connect_flags.ts). discover, connect, connect-all, doctor, probe, bench
  * and agent take them; fabrics_values.ts turns their values into ConnectOptions. Light on purpose:
  * a command's --help reads these and loads no fabrics code (no checks, address parser or FFI), nor
  * the connect-option table when it takes none of its rows.

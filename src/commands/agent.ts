@@ -4,7 +4,7 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { ADDRESS_FLAGS, HOST_FLAGS } from "../cli/fabrics_flags.ts";
-import { TUNING_FLAGS } from "../cli/tuning_flags.ts";
+import { TUNING_FLAGS } from "../cli/connect_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
 import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError, UsageError } from "../errors.ts";

@@ -3,7 +3,7 @@
  * controller: nvme-cli's flag (long name, short letter), the token of the /dev/nvme-fabrics
  * option string, the key in nvmeof's saved connections, the key in nvme-cli's config.json
  * (libnvme), what values it takes, the transports and the first Linux release that has it, and
- * what a shell may offer after it. Flags (cli/tuning_flags.ts), the option string
+ * what a shell may offer after it. Flags (cli/connect_flags.ts), the option string
  * (option_string.ts) and its checks (option_checks.ts), saved connections and the nvme-cli import
  * (persist/) and completions all read this table.
  *

@@ -16,7 +16,7 @@ import {
   rowOf,
   rowOfToken,
 } from "../../src/fabrics/connect_table.ts";
-import { TUNING_FLAGS } from "../../src/cli/tuning_flags.ts";
+import { TUNING_FLAGS } from "../../src/cli/connect_flags.ts";
 import { isHostName, tuningFromFlags } from "../../src/cli/fabrics_values.ts";
 import { buildOptionString, redactedOptionString } from "../../src/fabrics/option_string.ts";
 import { checkKernelOptions, checkTransportOptions } from "../../src/fabrics/option_checks.ts";

@@ -178,8 +178,8 @@ export const agentEnableCommand: CommandDetails = {
 Writes ${AGENT_UNIT} to /etc/systemd/system and enables it: it runs 'nvmeof agent' after
 network-online.target, following the discovery controllers of /etc/nvme/discovery.conf, and is
 restarted when it fails (not when its configuration is wrong: exit 2). discovery.conf is read
-first: with no discovery controller in it nothing is installed, unless --force. The unit names this program by its absolute path. NVMEOF_SYSTEMD_DIR
-overrides /etc/systemd/system.`,
+first: with no discovery controller in it nothing is installed, unless --force. The unit names
+this program by its absolute path. NVMEOF_SYSTEMD_DIR overrides /etc/systemd/system.`,
   options: {
     now: { type: "boolean", description: "Also (re)start the unit now" },
     force: { type: "boolean", description: "Install even with no discovery controller listed yet" },

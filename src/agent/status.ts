@@ -4,7 +4,7 @@
  * generation read, the subsystems it connected, and its counts.
  */
 import { EnvironmentError } from "../errors.ts";
-import { heldLock, privateRunDir, runDirPath } from "../host/run_dir.ts";
+import { heldLock, lockHolder, privateRunDir, runDirPath } from "../host/run_dir.ts";
 import { writeDurableSync } from "../persist/durable.ts";
 import type { AgentDecision } from "./decisions.ts";
 import type { ScanReason } from "./scheduler.ts";
@@ -22,10 +22,7 @@ export function holdAgentLock(): Disposable {
   const path = `${privateRunDir("state directory")}/${LOCK}`;
   const file = Deno.openSync(path, { create: true, read: true, write: true, mode: 0o600 });
   if (!file.tryLockSync(true)) {
-    let holder = "";
-    try {
-      holder = Deno.readTextFileSync(path).trim();
-    } catch { /* unreadable: unnamed */ }
+    const holder = lockHolder(path);
     file.close();
     throw new EnvironmentError(
       `Another nvmeof agent${holder ? ` (${holder})` : ""} runs on this host.`,

@@ -67,3 +67,12 @@ export function heldLock(file: Deno.FsFile, holder: string): Disposable {
     },
   };
 }
+
+/** The holder line of the lock file at `path` (as heldLock wrote it); "" when unreadable or empty. */
+export function lockHolder(path: string): string {
+  try {
+    return Deno.readTextFileSync(path).trim();
+  } catch {
+    return "";
+  }
+}

@@ -3,7 +3,7 @@
  * bound (NVMEOF_LOCK_TIMEOUT), naming its holder when the wait runs out.
  */
 import { EnvironmentError } from "../errors.ts";
-import { heldLock, privateRunDir } from "../host/run_dir.ts";
+import { heldLock, lockHolder, privateRunDir } from "../host/run_dir.ts";
 
 /** An exclusive lock held while a run reads and changes one nvmet tree. */
 export interface TargetLock extends Disposable {
@@ -89,13 +89,7 @@ export function lockTarget(configfs: string, options: LockOptions = {}): TargetL
   }
   if (!file.tryLockSync(true)) {
     const timeout = options.timeoutMs ?? lockTimeoutMs();
-    const holder = () => {
-      try {
-        return Deno.readTextFileSync(path).trim() || "pid unknown";
-      } catch {
-        return "pid unknown";
-      }
-    };
+    const holder = () => lockHolder(path) || "pid unknown";
     options.note?.(
       `Waiting up to ${timeout / 1000} s for another 'nvmeof target' run on '${tree}' ` +
         `(${holder()}) to finish…`,

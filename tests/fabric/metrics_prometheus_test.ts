@@ -10,15 +10,16 @@
  * NQN with a quote and a backslash comes back from Prometheus as it was made; 5 % loss on link 1
  * moves the rxe loss counters and fires NvmeofRoceLoss; a pulled cable on link 1 shows as
  * `nvmeof_path_up` 0 within two scrape intervals and the exporter's cache, fires NvmeofPathDown,
- * and both go back when the cable does, as `nvmeof top` in tmux shows; the target's rxe device of
- * link 1 removed (a driver unloaded) leaves its nvmet port linked but not listening, which fires
- * NvmeofTargetPortNotListening.
+ * and both go back when the cable does, as `nvmeof top` in tmux shows; an rxe device removed (a
+ * driver unloaded) leaves the nvmet port on it linked but not listening, which fires
+ * NvmeofTargetPortNotListening. That device is the step's own, on a dummy netdev: when this test
+ * removed link 1's rxe under host1's connected path, the test after it once found link 1 dead.
  */
 import assert from "node:assert/strict";
 import { DEFAULT_CACHE_MS, DEFAULT_EXPORTER_PORT } from "../../src/metrics/defaults.ts";
 import { RDMA_PHYS_STATES, RDMA_PORT_STATES } from "../../src/metrics/rdma.ts";
 import { addr, keepingLinks, must, netem, type Node, NVMEOF, on, setLink } from "./fabric.ts";
-import { FAULTS } from "./ha.ts";
+import { FAULTS, HA_NQN } from "./ha.ts";
 
 /** Seconds between scrapes and between rule evaluations. */
 const SCRAPE_S = 2;
@@ -41,6 +42,11 @@ const ODD_NQN = 'nqn.2024-01.io.nvmeof.metrics:q"uote\\back';
 /** The rxe loss and retransmission counters NvmeofRoceLoss watches (nvmeof.rules.yml). */
 const LOSS_COUNTERS =
   "duplicate_request|out_of_seq_request|rcvd_seq_err|completer_retry_err|retry_exceeded_err|retry_rnr_exceeded_err";
+/** The not-listening step's own port, netdev, rxe device and address: no host uses them. */
+const LONE_PORT = "93";
+const LONE_NETDEV = "nvmeofnl0";
+const LONE_RXE = "rxenl0";
+const LONE_TRADDR = "10.79.0.1";
 /** The tmux session `nvmeof top` runs in on host1. */
 const TMUX = "metrics_test_top";
 
@@ -195,7 +201,6 @@ function topPath(screen: string, traddr: string): { state: string; io: boolean }
 Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, path down, port not listening, top", async (t) => {
   await keepingLinks("host1", async () => {
     const cleanups: (() => Promise<unknown>)[] = [];
-    let rxeGone = false;
     try {
       // The storage server's subsystem on both links, host1's two paths, verified writes.
       cleanups.push(() => on("target", `${FAULTS} target_down`));
@@ -555,29 +560,49 @@ Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, p
       );
 
       await t.step(
-        "the target's rxe of link 1 removed: port linked, not listening, the alert fires",
+        "an rxe device removed under a linked port: not listening, the alert fires",
         async () => {
-          const port = "92"; // guest_faults.sh's port on link 1
+          // A port of its own, on a dummy netdev with its own rxe device, so that removing the
+          // device (a driver unloaded) touches no link a host uses.
+          const port = LONE_PORT;
+          const dir = `/sys/kernel/config/nvmet/ports/${port}`;
           const listening = async () => {
             const r = await query(
               `nvmeof_target_port_listening{instance="${instance("target")}",port="${port}"}`,
             );
             return r.length ? Number(r[0].value[1]) : undefined;
           };
-          assert.equal(await listening(), 1);
-          cleanups.push(async () => {
-            if (!rxeGone) return;
-            await on(
+          cleanups.push(() =>
+            on(
               "target",
-              `rdma link add rxe${FAULT_LINK} type rxe netdev fab${FAULT_LINK}; for _ in $(seq 100); do grep -q ACTIVE /sys/class/infiniband/rxe${FAULT_LINK}/ports/1/state 2>/dev/null && break; sleep 0.1; done`,
-            );
-            rxeGone = false;
-          });
-          rxeGone = true;
+              `rm -f ${dir}/subsystems/${HA_NQN}; rmdir ${dir} 2>/dev/null; rdma link delete ${LONE_RXE} 2>/dev/null; ip link del ${LONE_NETDEV} 2>/dev/null; true`,
+            )
+          );
+          await must(
+            "target",
+            [
+              `modprobe dummy numdummies=0`,
+              `ip link add ${LONE_NETDEV} type dummy`,
+              `ip addr add ${LONE_TRADDR}/24 dev ${LONE_NETDEV}`,
+              `ip link set ${LONE_NETDEV} up`,
+              `rdma link add ${LONE_RXE} type rxe netdev ${LONE_NETDEV}`,
+              `mkdir ${dir}`,
+              `echo rdma >${dir}/addr_trtype`,
+              `echo ipv4 >${dir}/addr_adrfam`,
+              `echo ${LONE_TRADDR} >${dir}/addr_traddr`,
+              `echo 4420 >${dir}/addr_trsvcid`,
+              `ln -s /sys/kernel/config/nvmet/subsystems/${HA_NQN} ${dir}/subsystems/${HA_NQN}`,
+            ].join(" && "),
+          );
+          await waitFor(
+            `port ${port} listening 1`,
+            60,
+            async () => (await listening()) === 1 ? true : undefined,
+          );
           const goneAt = Date.now();
-          await must("target", `rdma link delete rxe${FAULT_LINK}`);
+          await must("target", `rdma link delete ${LONE_RXE}`);
           const notListening = await waitFor(
-            "port 92 listening 0",
+            `port ${port} listening 0`,
             60,
             async () => (await listening()) === 0 ? true : undefined,
           );
@@ -591,13 +616,13 @@ Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, p
             firing("NvmeofTargetPortNotListening", (l) => l.port === port),
           );
           console.log(
-            `rxe${FAULT_LINK} removed: listening 0 after ${
+            `${LONE_RXE} removed: listening 0 after ${
               notListening.seconds.toFixed(1)
             } s, alert firing ${
               ((Date.now() - goneAt) / 1000).toFixed(1)
             } s after the removal (${fired.value.labels.traddr}:${fired.value.labels.trsvcid}, ${fired.value.labels.severity})`,
           );
-          assert.equal(fired.value.labels.traddr, FAULT_TRADDR);
+          assert.equal(fired.value.labels.traddr, LONE_TRADDR);
           assert.equal(fired.value.labels.severity, "critical");
         },
       );

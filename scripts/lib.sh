@@ -2,61 +2,17 @@
 # Shared by the project's scripts: where things live, the pinned toolchain, and the one list of
 # permission flags that both the source launcher and the compiled binary get.
 
-# NVMEOF_ROOT: the checkout, the parent of this file's directory, as an absolute path. Every run of
-# scripts/nvmeof sources this file, so a plain path (/abs/scripts, scripts) is handled without a
-# fork, which costs milliseconds under the lab guest's emulation; anything else goes through cd.
+# The launcher's part (root, toolchain, flags as words, find_deno, die) is POSIX sh in env.sh, so
+# that scripts/nvmeof can run under /bin/sh; this file adds the bash scripts' part.
 _nvmeof_scripts=${BASH_SOURCE[0]%/*}
 [ "$_nvmeof_scripts" = "${BASH_SOURCE[0]}" ] && _nvmeof_scripts=.
-_nvmeof_scripts=${_nvmeof_scripts#./}
-[[ $_nvmeof_scripts == /* ]] || _nvmeof_scripts=$PWD/$_nvmeof_scripts
-if [[ $_nvmeof_scripts == ?*/scripts && $_nvmeof_scripts != *//* && $_nvmeof_scripts != */./* &&
-  $_nvmeof_scripts != */../* ]]; then
-  NVMEOF_ROOT=${_nvmeof_scripts%/scripts}
-else
-  NVMEOF_ROOT=$(cd "$_nvmeof_scripts/.." && pwd)
-fi
-unset _nvmeof_scripts
-DENO_VERSION=2.9.6
-NVMEOF_TOOLS="${NVMEOF_TOOLS:-$NVMEOF_ROOT/.tools}"
-# Deno's module cache lives with the checkout, so the lab guest (which sees this tree read-only)
-# finds every npm package without a network.
-export DENO_DIR="${DENO_DIR:-$NVMEOF_TOOLS/deno-dir}"
-export DENO_NO_UPDATE_CHECK=1
-export DENO_NO_PROMPT=1
-
-# The permissions nvmeof runs with, from source and compiled alike. nvmeof reads and writes
-# configfs, sysfs, /dev/nvme-fabrics, /dev/nvmeN and /etc/nvme*, and calls librdmacm, libibverbs
-# and libc through FFI. Deno 2 grants paths under /dev, /proc and /sys only with --allow-all
-# ("Requires all access"), and FFI can reach anything anyway, so finer flags would only pretend.
-NVMEOF_PERMS=(--allow-all)
-# The other flags of `deno run` for nvmeof from source: no prompt, no network, the lock file as is.
-# --unstable-lazy-dynamic-imports: Deno reads a module behind `import("./x.ts")` when the import
-# runs, not before start-up; nvmeof loads each command's module that way, so `nvmeof --version`
-# does not read the modules of every command first (the compiled binary loads them lazily anyway).
-# V8 runs single-threaded: no compiler or GC threads beside nvmeof's own. The data-path loops
-# (rdma ping and bw, probe and bench) spin on a CPU each; V8's worker threads, compiling or
-# collecting, took those CPUs from them: in the lab guest, 190 ms of a 1.3 s ping loop even after
-# 5000 warm-up iterations, against 9 ms for ib_write_lat and for nvmeof without those threads
-# (docs/benchmarks.md). The work is the same, done on the main thread; the compiled
-# binary embeds the same flag (scripts/compile).
-NVMEOF_V8_FLAGS=--single-threaded
-NVMEOF_RUN_FLAGS=(--quiet --no-prompt --cached-only --frozen --unstable-lazy-dynamic-imports
-  "--v8-flags=$NVMEOF_V8_FLAGS")
-
-# find_deno sets $deno to the path of the pinned Deno (NVMEOF_DENO when set), installing nothing;
-# it fails when there is none. No subshell: the launcher calls it on every run.
-find_deno() {
-  deno=${NVMEOF_DENO:-$NVMEOF_TOOLS/npm/node_modules/@deno/linux-x64-glibc/deno}
-  [ -n "${NVMEOF_DENO:-}" ] || [ -x "$deno" ]
-}
+. "$_nvmeof_scripts/env.sh"
+# The same flags as arrays, for "${NVMEOF_PERMS[@]}" and "${NVMEOF_RUN_FLAGS[@]}".
+read -ra NVMEOF_PERMS <<<"$NVMEOF_PERMS_WORDS"
+read -ra NVMEOF_RUN_FLAGS <<<"$NVMEOF_RUN_WORDS"
 
 # deno_bin prints the path of the pinned Deno, installing nothing.
 deno_bin() {
   local deno
   find_deno && printf '%s\n' "$deno"
-}
-
-die() {
-  printf 'error: %s\n' "$*" >&2
-  exit 3
 }

@@ -32,10 +32,24 @@ Deno.test("compile either builds a binary that runs, or explains how to supply D
   }
 });
 
-Deno.test("the launcher and compile grant the same permissions (one list in scripts/lib.sh)", async () => {
+Deno.test("the launcher and compile grant the same permissions (one list in scripts/env.sh)", async () => {
   const launcher = await Deno.readTextFile(`${ROOT}/scripts/nvmeof`);
   const compileScript = await Deno.readTextFile(`${ROOT}/scripts/compile`);
-  assert.match(launcher, /"\$\{NVMEOF_PERMS\[@\]\}"/);
+  assert.match(launcher, /\$NVMEOF_RUN_WORDS \$NVMEOF_PERMS_WORDS "\$NVMEOF_ROOT\/main\.ts"/);
   assert.match(compileScript, /"\$\{NVMEOF_PERMS\[@\]\}"/);
   assert.doesNotMatch(launcher + compileScript, /--allow-(read|write|ffi|env|run|sys|net)\b/);
+  // lib.sh's arrays (compile's, the benches') are env.sh's words, word for word.
+  const r = await new Deno.Command("bash", {
+    args: [
+      "-c",
+      `. "${ROOT}/scripts/lib.sh" && printf '%s\\n' "$NVMEOF_PERMS_WORDS" "\${NVMEOF_PERMS[*]}" "$NVMEOF_RUN_WORDS" "\${NVMEOF_RUN_FLAGS[*]}" "\${#NVMEOF_RUN_FLAGS[@]}"`,
+    ],
+  }).output();
+  assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+  const [perms, permsArray, run, runArray, count] = new TextDecoder().decode(r.stdout).split("\n");
+  assert.equal(permsArray, perms);
+  assert.equal(runArray, run);
+  assert.equal(Number(count), run.split(" ").length);
+  assert.match(perms, /^--allow-all$/);
+  assert.match(run, /--v8-flags=--single-threaded/);
 });

@@ -6,7 +6,6 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { ADDRESS_FLAGS, HOST_FLAGS } from "../cli/fabrics_flags.ts";
 import { TUNING_FLAGS } from "../cli/connect_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
-import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import { AGENT_UNIT } from "../persist/units.ts";
 
@@ -204,5 +203,5 @@ export const agentDisableCommand: CommandDetails = {
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof agent disable --now"],
-  run: disableUnitRun(AGENT_UNIT),
+  run: (ctx) => import("../cli/unit_run.ts").then((m) => m.disableUnitRun(AGENT_UNIT)(ctx)),
 };

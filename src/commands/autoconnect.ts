@@ -4,7 +4,6 @@
  */
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError } from "../errors.ts";
 import { AUTOCONNECT_UNIT, DEFAULT_RETRY_FOR } from "../persist/units.ts";
 
@@ -79,5 +78,5 @@ export const disableAutoconnectCommand: CommandDetails = {
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof disable-autoconnect"],
-  run: disableUnitRun(AUTOCONNECT_UNIT),
+  run: (ctx) => import("../cli/unit_run.ts").then((m) => m.disableUnitRun(AUTOCONNECT_UNIT)(ctx)),
 };

@@ -4,7 +4,6 @@
  */
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { disableUnitRun } from "../cli/unit_run.ts";
 import { UsageError } from "../errors.ts";
 import type { SocketAddress } from "../net/address.ts";
 import { EXPORTER_UNIT } from "../persist/units.ts";
@@ -170,5 +169,5 @@ export const exporterDisableCommand: CommandDetails = {
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof exporter disable --now"],
-  run: disableUnitRun(EXPORTER_UNIT),
+  run: (ctx) => import("../cli/unit_run.ts").then((m) => m.disableUnitRun(EXPORTER_UNIT)(ctx)),
 };

@@ -3,7 +3,6 @@
  */
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
-import { disableUnitRun } from "../cli/unit_run.ts";
 import { FailureError } from "../errors.ts";
 import { TARGET_UNIT } from "../persist/units.ts";
 import { defaultSpecFile } from "../target/spec_file.ts";
@@ -81,5 +80,5 @@ which stops the unit first (that runs 'target down' and removes what the spec ma
     "dry-run": { type: "boolean", description: "Show what would be removed; change nothing" },
   },
   examples: ["nvmeof target disable", "nvmeof target disable --now"],
-  run: disableUnitRun(TARGET_UNIT),
+  run: (ctx) => import("../cli/unit_run.ts").then((m) => m.disableUnitRun(TARGET_UNIT)(ctx)),
 };

@@ -12,7 +12,12 @@ import { type Check, check } from "./check.ts";
 import { roceMtuFor } from "./fabric.ts";
 import type { ProbeOutcome } from "../nvme/admin_probe.ts";
 import { classifyProbe } from "./reach.ts";
-import { type PortFlap, rxeRecreateCommand } from "./nic_flap.ts";
+import {
+  connectAgainCommand,
+  type PortFlap,
+  rxeRecreateCommand,
+  type StuckPath,
+} from "./nic_flap.ts";
 import { hostPort } from "../net/address.ts";
 
 /** What the IP probes saw of the target. */
@@ -170,11 +175,30 @@ export function listenerCheck(o: ProbeOutcome, v: IpView): Check {
 /**
  * reach.listener when the target's RDMA-CM gave no answer and THIS host's rxe device (the one the
  * probe left from) went down and came back in the kernel log: its own QP1 dropped the replies
- * (docs/nic_flap.md). Undefined when the probe's answer or the flap is not that.
+ * (docs/nic_flap.md). STUCK: this host's paths to the probed address that are not live; each is
+ * disconnected before the device is made anew (a delete while its reconnect is pending hangs in
+ * the kernel until that attempt gives up) and connected again after. Undefined when the probe's
+ * answer or the flap is not that.
  */
-export function classifyHostFlapped(o: ProbeOutcome, f?: PortFlap): Check | undefined {
+export function classifyHostFlapped(
+  o: ProbeOutcome,
+  f?: PortFlap,
+  stuck: StuckPath[] = [],
+): Check | undefined {
   if (!f?.upAt || !noCmReply(o) || !o.src || o.src.device !== f.flap.device) return undefined;
   const dev = f.flap.device;
+  const remake = `make ${dev} anew: ${rxeRecreateCommand(dev, f.netdev)} (Soft-RoCE only; drops ` +
+    `this host's connections on ${dev})`;
+  const fix = stuck.length
+    ? `${stuck.length > 1 ? "disconnect each path that is not live" : "disconnect the path"}: ` +
+      stuck.map((p) => `nvmeof disconnect -d ${p.controller}`).join(" && ") +
+      ` (it returns once the connect attempt pending through ${dev} gives up: up to about 100 s ` +
+      `on Linux 6.1; made anew before that, the device's delete hangs in the kernel until then); ` +
+      `then ${remake}; then connect ${stuck.length > 1 ? "them" : "it"} again: ` +
+      stuck.map(connectAgainCommand).join(" && ") +
+      " (or nvmeof connect --saved, for saved connections)"
+    : `${remake}; then nvmeof connect --saved. If a path's reconnect through ${dev} is pending, ` +
+      "disconnect it first: the delete hangs until that attempt gives up (docs/nic_flap.md)";
   return check(
     "reach.listener",
     "fail",
@@ -183,9 +207,7 @@ export function classifyHostFlapped(o: ProbeOutcome, f?: PortFlap): Check | unde
       `${hostPort(o.traddr, o.trsvcid)} to ${o.attempts ?? 1} connect request(s): a send on ` +
       "Soft-RoCE's management queue pair (QP1) while the link was down (a disconnect) left its " +
       "receive side in error, so it drops every CM reply",
-    `make ${dev} anew: ${rxeRecreateCommand(dev, f.netdev)} (Soft-RoCE only; drops this host's ` +
-      `connections on ${dev}); then nvmeof connect --saved. On Linux 6.1 the delete was seen to ` +
-      `hang while a path's reconnect through ${dev} was pending (docs/nic_flap.md)`,
+    fix,
   );
 }
 

@@ -49,6 +49,34 @@ export function rxeRecreateCommand(device: string, netdev: string): string {
   return `rdma link delete ${device} && rdma link add ${device} type rxe netdev ${netdev}`;
 }
 
+/** A word as a shell reads it: as it is when it holds nothing special, else single-quoted. */
+function shellWord(s: string): string {
+  return /^[\w.:@%+,/=-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** A path of this host that is not live and goes through a flapped device. */
+export interface StuckPath {
+  /** Its controller (nvme0). */
+  controller: string;
+  nqn: string;
+  traddr: string;
+  trsvcid: string;
+  /** host_traddr, when it was connected with one (-w). */
+  hostTraddr?: string;
+  /** Its reconnect delay, keep-alive and loss timeout are the HA profile's. */
+  ha: boolean;
+}
+
+/** The `nvmeof connect` that makes PATH again as it was made (its address, -w, the HA profile). */
+export function connectAgainCommand(p: StuckPath): string {
+  return [
+    "nvmeof connect -t rdma",
+    `-a ${shellWord(p.traddr)} -s ${shellWord(p.trsvcid)} -n ${shellWord(p.nqn)}`,
+    ...(p.hostTraddr ? [`-w ${shellWord(p.hostTraddr)}`] : []),
+    ...(p.ha ? ["--ha"] : []),
+  ].join(" ");
+}
+
 /** The flap of an rxe device's netdev, as the doctor dates it. */
 export interface PortFlap {
   flap: NicFlap;

@@ -30,7 +30,9 @@ import {
   pathMtuCheck,
   roceV2Check,
 } from "./ip_checks.ts";
-import { portFlap } from "./nic_flap.ts";
+import { portFlap, type StuckPath } from "./nic_flap.ts";
+import { controllerDir, listControllers, readAttr } from "../fabrics/sysfs.ts";
+import { haProfile } from "../fabrics/connect_table.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
 import { lossCheck, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
 import { readHwCounters } from "../rdma/port_counters.ts";
@@ -104,6 +106,7 @@ async function reachChecks(
     ? classifyHostFlapped(
       probe,
       portFlap({ dev: probe.src.device, gid: { netdev: route.dev } }, paths),
+      await stuckPaths(paths, o.traddr, o.trsvcid),
     )
     : undefined;
   checks.push(
@@ -139,6 +142,34 @@ async function reachChecks(
     checks.push(check("reach.loss", "skip", "no NVMe/RDMA target accepted a connect: no transfer"));
   }
   return checks;
+}
+
+/** This host's rdma paths to TRADDR:TRSVCID that are not live, with what it takes to make them again. */
+async function stuckPaths(
+  paths: DoctorPaths,
+  traddr: string,
+  trsvcid: string,
+): Promise<StuckPath[]> {
+  const ha = haProfile();
+  const out: StuckPath[] = [];
+  for (const c of await listControllers(paths)) {
+    const a = c.address;
+    if (c.transport !== "rdma" || c.state === "live" || c.cntrltype === "discovery") continue;
+    if (a.traddr !== traddr || a.trsvcid !== trsvcid) continue;
+    const dir = controllerDir(paths, c.name);
+    const loss = await readAttr(dir, "ctrl_loss_tmo");
+    out.push({
+      controller: c.name,
+      nqn: c.subsysnqn,
+      traddr,
+      trsvcid,
+      ...(a.host_traddr ? { hostTraddr: a.host_traddr } : {}),
+      ha: Number(await readAttr(dir, "reconnect_delay")) === ha.reconnectDelay &&
+        Number(await readAttr(dir, "kato")) === ha.keepAliveTmo &&
+        (loss === "off" ? -1 : Number(loss)) === ha.ctrlLossTmo,
+    });
+  }
+  return out;
 }
 
 /** Route, IP answer and the NVMe/TCP listener (TCP connect, ICReq/ICResp) towards -a. */

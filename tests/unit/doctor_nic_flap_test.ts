@@ -8,10 +8,12 @@ import type { KmsgRecord } from "../../src/fabrics/kmsg.ts";
 import { classifyFlapped, classifyListening } from "../../src/doctor/listening.ts";
 import { classifyHostFlapped } from "../../src/doctor/ip_checks.ts";
 import {
+  connectAgainCommand,
   lastFlap,
   type PortFlap,
   RXE_FLAP_RECORDS,
   rxeRecreateCommand,
+  type StuckPath,
   wallClockOf,
 } from "../../src/doctor/nic_flap.ts";
 import type { ProbeOutcome } from "../../src/nvme/admin_probe.ts";
@@ -145,6 +147,66 @@ Deno.test("no CM answer since this host's own rxe NIC flapped names the NIC, the
         "(Soft-RoCE only; drops this host's connections on rxe0); then nvmeof connect --saved",
     ),
     c.fix,
+  );
+});
+
+Deno.test("a host's flap with paths stuck through the device: disconnect them, make it anew, connect them again", () => {
+  const stuck: StuckPath[] = [
+    {
+      controller: "nvme0",
+      nqn: "nqn.2024-01.io.x:a",
+      traddr: "10.78.0.1",
+      trsvcid: "4420",
+      ha: true,
+    },
+    {
+      controller: "nvme3",
+      nqn: "nqn.2024-01.io.x:it's",
+      traddr: "10.78.0.1",
+      trsvcid: "4420",
+      hostTraddr: "10.78.0.2",
+      ha: false,
+    },
+  ];
+  const one = classifyHostFlapped(hostSilence(), FLAPPED, stuck.slice(0, 1));
+  assert.ok(one?.fix);
+  assert.equal(
+    one.fix,
+    "disconnect the path: nvmeof disconnect -d nvme0 (it returns once the connect attempt pending " +
+      "through rxe0 gives up: up to about 100 s on Linux 6.1; made anew before that, the device's " +
+      "delete hangs in the kernel until then); then make rxe0 anew: rdma link delete rxe0 && rdma " +
+      "link add rxe0 type rxe netdev fab0 (Soft-RoCE only; drops this host's connections on rxe0); " +
+      "then connect it again: nvmeof connect -t rdma -a 10.78.0.1 -s 4420 -n nqn.2024-01.io.x:a " +
+      "--ha (or nvmeof connect --saved, for saved connections)",
+  );
+  // The order is the point: every disconnect before the delete, every connect after the add.
+  const two = classifyHostFlapped(hostSilence(), FLAPPED, stuck)!.fix!;
+  const at = (s: string) => {
+    const i = two.indexOf(s);
+    assert.ok(i >= 0, `${s} not in: ${two}`);
+    return i;
+  };
+  assert.ok(
+    at("nvmeof disconnect -d nvme0 && nvmeof disconnect -d nvme3") < at("rdma link delete"),
+  );
+  assert.ok(
+    at("rdma link add rxe0") <
+      at("nvmeof connect -t rdma -a 10.78.0.1 -s 4420 -n nqn.2024-01.io.x:a --ha && "),
+  );
+  // An NQN with a quote is quoted for the shell; -w kept; no --ha for other timeouts.
+  assert.ok(two.includes(`-n 'nqn.2024-01.io.x:it'\\''s' -w 10.78.0.2 (or`), two);
+});
+
+Deno.test("connect again: the command a stuck path was made with", () => {
+  assert.equal(
+    connectAgainCommand({
+      controller: "nvme1",
+      nqn: "nqn.2024-01.io.x:a b",
+      traddr: "fe80::1%fab0",
+      trsvcid: "4420",
+      ha: true,
+    }),
+    "nvmeof connect -t rdma -a fe80::1%fab0 -s 4420 -n 'nqn.2024-01.io.x:a b' --ha",
   );
 });
 

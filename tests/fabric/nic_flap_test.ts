@@ -4,17 +4,19 @@
  * two-port target, `nvmeof connect -a A -a B`, the HA profile): the storage server's NIC for 15 s,
  * and for 1 s (less than the keep-alive's detection; it does the same).
  *
+ * Also host1's own NIC for 15 s.
+ *
  * On Linux 6.1's Soft-RoCE a send on a device's QP1 while its link is down (the disconnect of a
  * failed queue) finds no route and leaves QP1's receive side in error (docs/nic_flap.md): that
- * device answers no RDMA-CM message again. So both cases assert what the kernel does: no I/O
+ * device answers no RDMA-CM message again. So the cases assert what the kernel does: no I/O
  * error, the path still not live 20 s after the NIC came back; then the doctor's verdict on the
- * storage server (the NIC, the times, the exact step), the step applied, and the path live
+ * flapped node (the NIC, the times, the exact step), the step applied, and the path live
  * again within 30 s of it. Whatever happens, the flapped node's rxe device on that link is made
  * anew at the end, so the tests after each one find a working one.
  */
 import assert from "node:assert/strict";
-import { must, nvmeofOn, on } from "./fabric.ts";
-import { assertIoClean, failover, FAULTS, FAULTS_RIG, hostClock } from "./ha.ts";
+import { must, NVMEOF, nvmeofOn, on } from "./fabric.ts";
+import { assertIoClean, failover, FAULTS, FAULTS_RIG, HA_NQN, hostClock } from "./ha.ts";
 
 /** Seconds the NIC stays down (the report's). */
 const DOWN_S = 15;
@@ -72,7 +74,7 @@ async function flapNic(
  */
 async function flapRun(
   tag: string,
-  node: "target",
+  node: "target" | "host1",
   fault: (link: 0 | 1) => Promise<[string, string]>,
 ): ReturnType<typeof failover> {
   let flapped: 0 | 1 | undefined;
@@ -190,3 +192,70 @@ Deno.test("the storage server's NIC down and up: no I/O error; doctor names the 
 // the NIC's return, or the doctor names the stale listener and its step brings the path back.
 Deno.test("the storage server's NIC down for less than the keep-alive: no I/O error; the path is back within 30 s, or the stale listener is named and the step brings it back", () =>
   targetFlapCase("short-nic-flap", SHORT_DOWN_S, true));
+
+/** The piece of TEXT between BEFORE and AFTER (both must be there). */
+function between(text: string, before: string, after: string): string {
+  const i = text.indexOf(before);
+  assert.ok(i >= 0, `no '${before}' in: ${text}`);
+  const j = text.indexOf(after, i + before.length);
+  assert.ok(j >= 0, `no '${after}' after '${before}' in: ${text}`);
+  return text.slice(i + before.length, j);
+}
+
+// host1's own NIC: its rxe device's QP1 is what fails, and its path's reconnect stays pending on
+// it (nvme-rdma waits for the CM, about 100 s a try). The doctor on host1 names its own NIC and a
+// step in three parts: disconnect the stuck path (made anew first, the device's delete hangs in
+// the kernel), make the device anew, connect the path again as it was made.
+Deno.test("a compute node's NIC down and up: no I/O error; doctor on the host names its own NIC and the step; the path is back after it", async () => {
+  const figures: Record<string, unknown> = {};
+  const r = await flapRun("host-nic-flap", "host1", async (link) => {
+    const addr = `10.78.${link}.1`;
+    const { cutAt, upAt } = await flapNic("host1", link, DOWN_S);
+    const log = await must("host1", `dmesg | grep 'infiniband rxe${link}: set'`);
+    assert.ok(
+      log.lastIndexOf(`rxe${link}: set active`) > log.lastIndexOf(`rxe${link}: set down`),
+      log,
+    );
+    figures.state_after_up = await stillDown(addr);
+    const stuck = (await must(
+      "host1",
+      `${FAULTS} ctrls | while read n a; do [ "$a" = ${addr} ] && echo $n; done; true`,
+    )).trim();
+    assert.match(stuck, /^nvme\d+$/);
+
+    const c = await failedCheck("host1", ["-a", addr], "reach.listener");
+    assert.match(
+      c.seen,
+      new RegExp(`this host's NIC fab${link} \\(rxe${link}\\) went down at .* and came back at `),
+    );
+    const disconnect = between(c.fix!, "disconnect the path: ", " (it returns");
+    assert.equal(disconnect, `nvmeof disconnect -d ${stuck}`);
+    const remake = between(c.fix!, `make rxe${link} anew: `, " (Soft-RoCE only");
+    assert.equal(
+      remake,
+      `rdma link delete rxe${link} && rdma link add rxe${link} type rxe netdev fab${link}`,
+    );
+    const again = between(c.fix!, "connect it again: ", " (or nvmeof connect --saved");
+    assert.equal(again, `nvmeof connect -t rdma -a ${addr} -s 4420 -n ${HA_NQN} --ha`);
+
+    // The step, as the doctor names it (nvmeof is this checkout's launcher in the guest).
+    const t0 = Date.now();
+    await must("host1", disconnect.replace(/^nvmeof /, `${NVMEOF} `), { timeout: 300 });
+    figures.disconnect_s = (Date.now() - t0) / 1000;
+    Object.assign(
+      figures,
+      await stepThenLive(
+        "host1",
+        `${remake} && for _ in $(seq 100); do grep -q ACTIVE /sys/class/infiniband/rxe${link}/ports/1/state && break; sleep 0.1; done && ${
+          again.replace(/^nvmeof /, `${NVMEOF} `)
+        }`,
+        addr,
+        upAt,
+      ),
+    );
+    return [cutAt, await hostClock()];
+  });
+  console.log(`host-nic-flap: ${JSON.stringify(figures)}`);
+  assertIoClean(r, PAUSE_BOUND_MS);
+  assert.notEqual(figures.back_after_step_s, "never", "the path did not come back after the step");
+});

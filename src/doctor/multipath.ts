@@ -15,7 +15,7 @@ import {
   controllerDir,
   type ControllerInfo,
   listSubsystems,
-  readAttr,
+  readTimeouts,
   type SubsystemInfo,
 } from "../fabrics/sysfs.ts";
 import { withNeighbours } from "../fabrics/topology.ts";
@@ -77,18 +77,17 @@ function addr(c: { transport: string; address: Record<string, string> }): string
 
 /** How the kernel retries a controller that lost its connection, from its sysfs attributes. */
 async function retryPolicy(paths: DoctorPaths, c: ControllerInfo): Promise<string[]> {
-  const dir = controllerDir(paths, c.name);
-  const delay = await readAttr(dir, "reconnect_delay");
-  const loss = await readAttr(dir, "ctrl_loss_tmo");
-  const parts = [
-    ...(delay ? [`reconnects every ${delay} s`] : []),
-    ...(loss === "off" || loss === "-1"
+  const { reconnectDelay: delay, ctrlLossTmo: loss } = await readTimeouts(
+    controllerDir(paths, c.name),
+  );
+  return [
+    ...(delay !== undefined ? [`reconnects every ${delay} s`] : []),
+    ...(loss === -1
       ? ["never gives up"]
-      : loss
+      : loss !== undefined
       ? [`gives up ${loss} s after the loss`]
       : []),
   ];
-  return parts;
 }
 
 /** A path not live whose target address does not answer ARP: the link, and what shows it. */

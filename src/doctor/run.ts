@@ -31,7 +31,7 @@ import {
   roceV2Check,
 } from "./ip_checks.ts";
 import { portFlap, type StuckPath } from "./nic_flap.ts";
-import { controllerDir, listControllers, readAttr } from "../fabrics/sysfs.ts";
+import { controllerDir, listControllers, readTimeouts } from "../fabrics/sysfs.ts";
 import { haProfile } from "../fabrics/connect_table.ts";
 import { observeIp, observeMtu, withNeighbour } from "./ip_probe.ts";
 import { lossCheck, TRANSFER_ROUNDS, transferProbe } from "./loss.ts";
@@ -102,12 +102,12 @@ async function reachChecks(
     probe?.src ? "chosen by RDMA-CM address resolution" : "from the IP route",
   ));
   // No CM answer since this host's own rxe device went down and up: that, not the path, is why.
-  const flapped = probe?.src && noCmReply(probe)
-    ? classifyHostFlapped(
-      probe,
-      portFlap({ dev: probe.src.device, gid: { netdev: route.dev } }, paths),
-      await stuckPaths(paths, o.traddr, o.trsvcid),
-    )
+  const flap = probe?.src && noCmReply(probe)
+    ? portFlap({ dev: probe.src.device, gid: { netdev: route.dev } }, paths)
+    : undefined;
+  // The host's stuck paths are read only when its device flapped and came back.
+  const flapped = probe && flap?.upAt
+    ? classifyHostFlapped(probe, flap, await stuckPaths(paths, o.traddr, o.trsvcid))
     : undefined;
   checks.push(
     flapped
@@ -156,17 +156,15 @@ async function stuckPaths(
     const a = c.address;
     if (c.transport !== "rdma" || c.state === "live" || c.cntrltype === "discovery") continue;
     if (a.traddr !== traddr || a.trsvcid !== trsvcid) continue;
-    const dir = controllerDir(paths, c.name);
-    const loss = await readAttr(dir, "ctrl_loss_tmo");
+    const t = await readTimeouts(controllerDir(paths, c.name));
     out.push({
       controller: c.name,
       nqn: c.subsysnqn,
       traddr,
       trsvcid,
       ...(a.host_traddr ? { hostTraddr: a.host_traddr } : {}),
-      ha: Number(await readAttr(dir, "reconnect_delay")) === ha.reconnectDelay &&
-        Number(await readAttr(dir, "kato")) === ha.keepAliveTmo &&
-        (loss === "off" ? -1 : Number(loss)) === ha.ctrlLossTmo,
+      ha: t.reconnectDelay === ha.reconnectDelay && t.kato === ha.keepAliveTmo &&
+        t.ctrlLossTmo === ha.ctrlLossTmo,
     });
   }
   return out;

@@ -114,6 +114,25 @@ export function readAttr(dir: string, name: string): Promise<string | undefined>
   }
 }
 
+/** A controller's reconnect settings in seconds, as sysfs shows them; absent ones are undefined. */
+export interface ControllerTimeouts {
+  kato?: number;
+  /** -1: never given up (sysfs shows `off`). */
+  ctrlLossTmo?: number;
+  reconnectDelay?: number;
+}
+
+/** Reads a controller's keep-alive, loss timeout and reconnect delay from its directory DIR. */
+export async function readTimeouts(dir: string): Promise<ControllerTimeouts> {
+  const num = (v: string | undefined) =>
+    v === "off" ? -1 : v !== undefined && /^-?\d+$/.test(v) ? Number(v) : undefined;
+  return {
+    kato: num(await readAttr(dir, "kato")),
+    ctrlLossTmo: num(await readAttr(dir, "ctrl_loss_tmo")),
+    reconnectDelay: num(await readAttr(dir, "reconnect_delay")),
+  };
+}
+
 function names(dir: string, pattern: RegExp): Promise<string[]> {
   try {
     return Promise.resolve(listDir(dir).filter((n) => pattern.test(n)).sort(byNumbers));

@@ -76,7 +76,8 @@ const IGNORED_BOOL_FLAGS = new Set([
   "O",
 ]);
 
-function splitWords(line: string): string[] {
+/** The words of one line of nvme-cli's files: quoted words kept whole. */
+export function splitWords(line: string): string[] {
   const words: string[] = [];
   const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
   for (const m of line.matchAll(re)) words.push(m[1] ?? m[2] ?? m[3]);

@@ -18,6 +18,9 @@ export interface AgentDecision {
     | "already-connected"
     | "failed"
     | "skipped"
+    | "left"
+    | "kept"
+    | "disconnected"
     | "stopped";
   /** The discovery endpoint followed (`rdma 10.0.0.2:4420`). */
   endpoint?: string;
@@ -41,6 +44,8 @@ export interface AgentDecision {
   referral?: string;
   /** Why it failed or was skipped, or why the agent stopped. */
   error?: string;
+  /** For kept: what uses the subsystem's namespaces ("nvme1n1 mounted at /mnt"). */
+  users?: string[];
   /** For failed: when the next attempt is, in seconds. */
   retry_in_s?: number;
 }
@@ -86,6 +91,15 @@ export function decisionText(d: AgentDecision): string {
         (d.retry_in_s !== undefined ? ` (retrying, next in ${d.retry_in_s} s)` : "");
     case "skipped":
       return `skipped ${d.subnqn} via ${via}${ref}: ${d.error}`;
+    case "left":
+      return `left ${d.subnqn} via ${via} as ${d.device}: it is no longer in the log` +
+        ` (--on-removal leave)${because(d)}`;
+    case "kept":
+      return `kept ${d.subnqn} via ${via} as ${d.device}: it is no longer in the log, but ` +
+        `${d.users?.join(", ")}${because(d)}`;
+    case "disconnected":
+      return `disconnected ${d.subnqn} via ${via} (${d.device}): it is no longer in the log ` +
+        `and nothing uses it${because(d)}`;
     case "stopped":
       return `stopped: ${d.error}`;
   }
@@ -113,10 +127,15 @@ export function backoffMs(failures: number, maxMs = 60_000): number {
   return Math.min(maxMs, 1000 * 2 ** Math.max(0, failures - 1));
 }
 
+/** The key of a subsystem's path as a log entry gives it: NQN, transport, address, service id. */
+export function pathKey(p: { subnqn: string; trtype: string; traddr: string; trsvcid: string }) {
+  return `${p.subnqn} ${p.trtype} ${p.traddr}:${p.trsvcid}`;
+}
+
 /** The key of a log entry's path (and the referral it came through). */
 function rowKey(r: ConnectAllRow): string {
   const ref = r.referral ? ` ${r.referral.trtype} ${r.referral.traddr}:${r.referral.trsvcid}` : "";
-  return `${r.subnqn} ${r.trtype} ${r.traddr}:${r.trsvcid}${ref}`;
+  return `${pathKey(r)}${ref}`;
 }
 
 /**

@@ -2,13 +2,20 @@
  * Following one discovery endpoint: hold one persistent discovery controller there (found among
  * the host's controllers, or made with a non-zero keep-alive so that nvmet keeps it and sends it
  * Discovery Log Change events), read its log, and connect what the log lists through connect-all's
- * walk (existing controllers recognised, referrals followed, discovery entries ignored). A failure
- * is retried with back-off, and said once per change.
+ * walk (existing controllers recognised, referrals followed, discovery entries ignored), leaving out
+ * what the exclusion list names. A path it connected itself that leaves the log is left, or with
+ * `disconnect-unused` disconnected once nothing uses its namespaces. A failure is retried with
+ * back-off, and said once per change.
  */
 import { FailureError } from "../errors.ts";
 import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
-import { createController, readDiscoveryLog } from "../fabrics/kernel_controller.ts";
+import { type DiscoveryLogEntry, trtypeName } from "../fabrics/discovery_log.ts";
+import {
+  createController,
+  deleteController,
+  readDiscoveryLog,
+} from "../fabrics/kernel_controller.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
 import {
   controllerDir,
@@ -21,11 +28,24 @@ import {
 import { connectEntries, unusableEntry } from "../initiator/connect_all.ts";
 import type { ConnectIo } from "../initiator/connect_io.ts";
 import { addr, failureReason } from "../initiator/connect_report.ts";
-import { type AgentDecision, backoffMs, rowDecisions, StateLog } from "./decisions.ts";
+import { excludedBy, type Exclusion } from "../persist/exclusions_conf.ts";
+import { type AgentDecision, backoffMs, pathKey, rowDecisions, StateLog } from "./decisions.ts";
 import type { ScanReason } from "./scheduler.ts";
 
 /** nvme-cli's keep-alive for a persistent discovery controller (`discover -p`), seconds. */
 export const DISCOVERY_KATO = 30;
+
+/** What the agent does with a path it connected once the path leaves the log. */
+export type RemovalPolicy = "leave" | "disconnect-unused";
+
+/** A path the agent connected itself: its controller and the log entry it came from. */
+export interface OwnedPath {
+  device: string;
+  subnqn: string;
+  trtype: string;
+  traddr: string;
+  trsvcid: string;
+}
 
 /** What a follower needs from the agent around it. */
 export interface FollowerIo {
@@ -39,6 +59,20 @@ export interface FollowerIo {
   read?(endpoint: string, log: { genctr: number; reason: ScanReason; controller: string }): void;
   /** A referral entry of ENDPOINT's log: the discovery controller it names, to follow too. */
   referral?(to: ConnectOptions, from: string): void;
+  /** What uses controller C's namespaces ("nvme1n1 mounted at /mnt"); empty when nothing. */
+  usersOf?(c: ControllerInfo): string[];
+  /** A controller the agent connected is no longer its own (disconnected, or removed). */
+  released?(device: string): void;
+}
+
+/** The log entry's path, as the rows and the exclusion list name it. */
+function entryPath(e: DiscoveryLogEntry, base: ConnectOptions) {
+  return {
+    subnqn: e.subnqn,
+    trtype: trtypeName(e.trtype),
+    traddr: e.traddr,
+    trsvcid: e.trsvcid || base.trsvcid,
+  };
 }
 
 /** The label of an endpoint: `rdma 10.0.0.2:4420`, and where it is reached from when given. */
@@ -94,15 +128,33 @@ export class Follower {
   #failures = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
+  #exclusions: readonly Exclusion[];
+  #onRemoval: RemovalPolicy;
+  /** The paths this follower connected itself, by controller. */
+  #owned = new Map<string, OwnedPath>();
   /** The endpoint whose log referred to this one, if any. */
   readonly referredBy: string | undefined;
 
   constructor(
     paths: FabricsPaths,
     base: ConnectOptions,
-    options: { io: FollowerIo; kato?: number; referredBy?: string },
+    options: {
+      io: FollowerIo;
+      kato?: number;
+      referredBy?: string;
+      exclusions?: readonly Exclusion[];
+      onRemoval?: RemovalPolicy;
+      /** Paths an earlier run of the agent connected through this endpoint, still held. */
+      owned?: readonly OwnedPath[];
+    },
   ) {
     this.referredBy = options.referredBy;
+    this.#exclusions = options.exclusions ?? [];
+    this.#onRemoval = options.onRemoval ?? "leave";
+    for (const p of options.owned ?? []) {
+      this.#owned.set(p.device, p);
+      this.devices.add(p.device);
+    }
     this.#paths = paths;
     this.#base = base;
     this.#kato = options.kato ?? DISCOVERY_KATO;
@@ -147,13 +199,15 @@ export class Follower {
         });
       }
       const log = await readDiscoveryLog(this.#paths, ctrl.name);
-      this.#io.read?.(this.label, { genctr: Number(log.genctr), reason, controller: ctrl.name });
+      const genctr = Number(log.genctr);
+      this.#io.read?.(this.label, { genctr, reason, controller: ctrl.name });
+      const entries = this.#withoutExcluded(log.entries, { reason, genctr });
       // Referrals become endpoints of their own (followed through a persistent discovery
       // controller too); what cannot be reached stays with connect-all's walk, which says why.
       const referral = (e: typeof log.entries[number]) =>
         e.subtype === 1 && this.#io.referral !== undefined &&
         unusableEntry(e, this.#base) === undefined;
-      for (const e of log.entries.filter(referral)) {
+      for (const e of entries.filter(referral)) {
         this.#io.referral!({
           ...this.#base,
           traddr: e.traddr,
@@ -163,14 +217,22 @@ export class Follower {
       const rows = await connectEntries(
         this.#paths,
         this.#base,
-        log.entries.filter((e) => !referral(e)),
+        entries.filter((e) => !referral(e)),
         { follow: true, io: this.#io.connect },
       );
-      for (const r of rows) if (r.device) this.devices.add(r.device);
+      for (const r of rows) {
+        if (r.device) this.devices.add(r.device);
+        if (r.device && r.status === "connected") {
+          const { subnqn, trtype, traddr, trsvcid } = r;
+          this.#owned.set(r.device, { device: r.device, subnqn, trtype, traddr, trsvcid });
+        }
+      }
       const failed = rows.some((r) => r.status === "failed");
       const retryInS = failed ? this.#scheduleRetry() : this.#succeeded();
-      const scan = { endpoint: this.label, reason, genctr: Number(log.genctr), retryInS };
+      const scan = { endpoint: this.label, reason, genctr, retryInS };
       for (const d of rowDecisions(rows, this.#said, scan)) this.#io.emit(d);
+      // Only a log read whole says what left it: a failed read is never "everything left".
+      await this.#leftTheLog(log.entries, { reason, genctr });
     } catch (err) {
       const error = err instanceof Error ? failureReason(err) : String(err);
       const retryInS = this.#scheduleRetry();
@@ -185,6 +247,103 @@ export class Follower {
         });
       }
     }
+  }
+
+  /** The paths this follower connected itself (for the status, and a later run). */
+  get owned(): OwnedPath[] {
+    return [...this.#owned.values()];
+  }
+
+  /** ENTRIES without those the exclusion list names; each exclusion said once. */
+  #withoutExcluded(
+    entries: DiscoveryLogEntry[],
+    scan: { reason: ScanReason; genctr: number },
+  ): DiscoveryLogEntry[] {
+    if (this.#exclusions.length === 0) return entries;
+    return entries.filter((e) => {
+      if (e.subtype === 3) return true; // the discovery controller itself
+      const p = entryPath(e, this.#base);
+      const x = excludedBy(this.#exclusions, p);
+      if (!x) return true;
+      if (this.#said.changed(`excluded ${pathKey(p)}`, x.where)) {
+        this.#io.emit({
+          time: new Date().toISOString(),
+          action: "skipped",
+          endpoint: this.label,
+          ...scan,
+          ...p,
+          error: `excluded by ${x.where}`,
+        });
+      }
+      return false;
+    });
+  }
+
+  /**
+   * The paths this follower connected that ENTRIES (a log read whole) no longer list: left as
+   * they are, or with disconnect-unused disconnected once nothing uses their namespaces. A
+   * controller that is gone, or is no longer the one connected, is forgotten.
+   */
+  async #leftTheLog(
+    entries: DiscoveryLogEntry[],
+    scan: { reason: ScanReason; genctr: number },
+  ): Promise<void> {
+    const listed = new Set(
+      entries.filter((e) => e.subtype === 2).map((e) => pathKey(entryPath(e, this.#base))),
+    );
+    for (const [device, p] of this.#owned) {
+      const c = await readController(this.#paths, device);
+      if (
+        !c || c.subsysnqn !== p.subnqn || c.address.traddr !== p.traddr ||
+        c.address.trsvcid !== p.trsvcid
+      ) {
+        this.#release(device);
+        continue;
+      }
+      const key = `removal ${pathKey(p)}`;
+      if (listed.has(pathKey(p))) {
+        this.#said.forget(key);
+        continue;
+      }
+      const d: AgentDecision = {
+        time: new Date().toISOString(),
+        action: "left",
+        endpoint: this.label,
+        ...scan,
+        ...p,
+      };
+      if (this.#onRemoval === "leave") {
+        if (this.#said.changed(key, "left")) this.#io.emit(d);
+        continue;
+      }
+      const users = this.#io.usersOf?.(c) ?? ["its users cannot be checked"];
+      if (users.length > 0) {
+        if (this.#said.changed(key, `kept ${users.join(", ")}`)) {
+          this.#io.emit({ ...d, action: "kept", users });
+        }
+        continue;
+      }
+      try {
+        await deleteController(this.#paths, device);
+      } catch (err) {
+        if (await readController(this.#paths, device)) {
+          const error = failureReason(err);
+          if (this.#said.changed(key, `failed ${error}`)) {
+            this.#io.emit({ ...d, action: "failed", error });
+          }
+          continue;
+        }
+      }
+      this.#said.forget(key);
+      this.#release(device);
+      this.#io.emit({ ...d, action: "disconnected" });
+    }
+  }
+
+  #release(device: string): void {
+    this.#owned.delete(device);
+    this.devices.delete(device);
+    this.#io.released?.(device);
   }
 
   /** The retry after one more failure, in seconds. */

@@ -3,18 +3,35 @@
  * again when the kernel says it changed (`NVME_AEN=0x70f002`), when its discovery controller
  * reconnected (`NVME_EVENT=rediscover`) or was lost, at start, and every `rescanMs` as a
  * backstop. Scans run one at a time (scheduler.ts); after each, the state file of `agent status`
- * is written (status.ts). It stops when `cancel` fires (SIGINT, SIGTERM), leaving every
+ * is written (status.ts). What an earlier run connected and still holds stays the agent's own
+ * (for the removal policy). It stops when `cancel` fires (SIGINT, SIGTERM), leaving every
  * controller in place, and says so as its last decision.
  */
 import type { ConnectOptions } from "../fabrics/connect_options.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
+import type { ControllerInfo } from "../fabrics/sysfs.ts";
+import { blockUsers } from "../host/block_users.ts";
+import type { Exclusion } from "../persist/exclusions_conf.ts";
 import { UeventSocket } from "../net/uevent_socket.ts";
 import { CancelledError, type Canceller } from "../wait.ts";
 import type { AgentDecision } from "./decisions.ts";
 import { scanOf } from "./events.ts";
-import { endpointLabel, Follower, type FollowerIo, uniqueEndpoints } from "./follower.ts";
+import {
+  endpointLabel,
+  Follower,
+  type FollowerIo,
+  type OwnedPath,
+  type RemovalPolicy,
+  uniqueEndpoints,
+} from "./follower.ts";
 import { type ScanReason, ScanScheduler } from "./scheduler.ts";
-import { holdAgentLock, StatusBook, writeStatus } from "./status.ts";
+import {
+  type ConnectedStatus,
+  holdAgentLock,
+  readStatus,
+  StatusBook,
+  writeStatus,
+} from "./status.ts";
 
 /** The default backstop: every endpoint's log is read again this often, in ms. */
 export const DEFAULT_RESCAN_MS = 60_000;
@@ -27,6 +44,12 @@ export interface AgentRequest {
   rescanMs?: number;
   /** The persistent discovery controllers' keep-alive, seconds. */
   kato?: number;
+  /** What is never connected nor followed. */
+  exclusions?: readonly Exclusion[];
+  /** What becomes of a path the agent connected once it leaves the log (default leave). */
+  onRemoval?: RemovalPolicy;
+  /** procfs, for what uses a namespace (disconnect-unused). */
+  proc: string;
   /** Says one decision. */
   emit(d: AgentDecision): void;
   /** A diagnostic line (stderr). */
@@ -43,13 +66,45 @@ export interface AgentSummary {
   stopped: string;
 }
 
+/**
+ * What the last run of the agent connected, by endpoint (read once this run holds the lock, so
+ * that run has ended); each is checked against sysfs before it is trusted.
+ */
+function inherited(): ConnectedStatus[] {
+  try {
+    return readStatus()?.status.connected ?? [];
+  } catch {
+    return []; // an unreadable state file: the agent owns nothing from before
+  }
+}
+
 /** Runs the agent until `req.cancel` fires. */
 export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<AgentSummary> {
   using _lock = holdAgentLock();
   // Open the uevent socket before the first scan, so that no change in between is missed.
   using socket = new UeventSocket();
   const endpoints = uniqueEndpoints(req.endpoints);
-  const book = new StatusBook(endpoints.map(endpointLabel));
+  const before = inherited();
+  const book = new StatusBook(endpoints.map(endpointLabel), new Date(), before);
+  const roots = { sysfs: paths.sysfs, dev: paths.dev, proc: req.proc };
+  const follower = (o: ConnectOptions, referredBy?: string) => {
+    const label = endpointLabel(o);
+    const owned: OwnedPath[] = before.filter((c) => c.endpoint === label).map((c) => ({
+      device: c.device,
+      subnqn: c.subnqn,
+      trtype: c.trtype,
+      traddr: c.traddr,
+      trsvcid: c.trsvcid,
+    }));
+    return new Follower(paths, o, {
+      io,
+      kato: req.kato,
+      referredBy,
+      exclusions: req.exclusions,
+      onRemoval: req.onRemoval,
+      owned,
+    });
+  };
   const followers = new Map<string, Follower>();
   let uevents = 0;
   let statusFailed = false;
@@ -74,17 +129,20 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     request: (id, reason) => scheduler.request(id, reason),
     connect: { note: req.note, verbose: false },
     read: (id, log) => book.read(id, log),
+    usersOf: (c: ControllerInfo) =>
+      [...new Set(c.namespaces.map((n) => n.name))].flatMap((n) => blockUsers(roots, n)),
+    released: (device) => book.released(device),
     referral: (to, from) => {
       const label = endpointLabel(to);
       if (followers.has(label)) return; // followed already (loops between servers end here)
-      const f = new Follower(paths, to, { io, kato: req.kato, referredBy: from });
+      const f = follower(to, from);
       followers.set(label, f);
       book.add(label);
       scheduler.request(label, "referral");
     },
   };
   for (const o of endpoints) {
-    const f = new Follower(paths, o, { io, kato: req.kato });
+    const f = follower(o);
     followers.set(f.label, f);
   }
   const owners = {

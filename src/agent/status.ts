@@ -81,7 +81,8 @@ export interface AgentStatus {
 export class StatusBook {
   #status: AgentStatus;
 
-  constructor(endpoints: string[], now = new Date()) {
+  /** ENDPOINTS followed; CONNECTED: what an earlier run connected and still holds (inherited). */
+  constructor(endpoints: string[], now = new Date(), connected: ConnectedStatus[] = []) {
     this.#status = {
       pid: Deno.pid,
       started: now.toISOString(),
@@ -90,7 +91,7 @@ export class StatusBook {
       uevents: 0,
       failures: 0,
       endpoints: endpoints.map((endpoint) => ({ endpoint, state: "starting" })),
-      connected: [],
+      connected: [...connected],
     };
   }
 
@@ -115,6 +116,11 @@ export class StatusBook {
       reason: log.reason,
     });
     delete e.error;
+  }
+
+  /** Controller DEVICE is no longer the agent's (it disconnected it, or the kernel removed it). */
+  released(device: string): void {
+    this.#status.connected = this.#status.connected.filter((c) => c.device !== device);
   }
 
   /** A decision was said. */

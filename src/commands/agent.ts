@@ -8,6 +8,7 @@ import { TUNING_FLAGS } from "../cli/connect_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import { AGENT_UNIT } from "../persist/units.ts";
+import type { RemovalPolicy } from "../agent/follower.ts";
 
 const DEFAULT_RESCAN_S = "60";
 
@@ -21,14 +22,31 @@ function rescanMs(ctx: RunContext): number {
   return Number(text) * 1000;
 }
 
+/** The removal policies, as --on-removal takes them. */
+const REMOVAL_POLICIES = ["leave", "disconnect-unused"] as const satisfies readonly RemovalPolicy[];
+
+function onRemoval(ctx: RunContext): RemovalPolicy {
+  const text = stringFlag(ctx.values, "on-removal") ?? "leave";
+  const policy = REMOVAL_POLICIES.find((p) => p === text);
+  if (!policy) {
+    throw new UsageError(`Invalid --on-removal '${text}'.`, {
+      hint: `Give one of: ${REMOVAL_POLICIES.join(", ")}.`,
+    });
+  }
+  return policy;
+}
+
 async function agentRun(ctx: RunContext): Promise<CommandResult> {
   const interval = rescanMs(ctx);
+  const removal = onRemoval(ctx);
   const { connectOptionsFromFlags } = await import("../cli/fabrics_values.ts");
   const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
   const { confBases } = await import("../initiator/connect_all.ts");
   const { discoveryConfControllers, requireDiscoveryConf } = await import(
     "../persist/discovery_conf.ts"
   );
+  const { readExclusions } = await import("../persist/exclusions_conf.ts");
+  const { hostPaths } = await import("../host_paths.ts");
   const { runAgent } = await import("../agent/run.ts");
   const { decisionText } = await import("../agent/decisions.ts");
   const { versioned } = await import("../output/contract.ts");
@@ -36,6 +54,7 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
   const { Canceller } = await import("../wait.ts");
   const v = ctx.values;
   const paths = fabricsPaths();
+  const exclusions = readExclusions(paths.etcNvme);
   const given = v.traddr !== undefined;
   const flags = await connectOptionsFromFlags({ ...v, traddr: v.traddr ?? "0.0.0.0" }, paths, "");
   const host = { hostnqn: flags.hostnqn!, hostid: flags.hostid! };
@@ -52,6 +71,9 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
   const summary = await runAgent(paths, {
     endpoints,
     rescanMs: interval,
+    exclusions: exclusions.list,
+    onRemoval: removal,
+    proc: hostPaths().proc,
     emit,
     note: ctx.note,
     cancel,
@@ -60,6 +82,7 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
 }
 
 async function enableRun(ctx: RunContext): Promise<CommandResult> {
+  const removal = onRemoval(ctx);
   if (ctx.values.force !== true) {
     // A unit with nothing to follow would fail at every boot: read discovery.conf now.
     const { fabricsPaths } = await import("../fabrics/initiator_paths.ts");
@@ -87,7 +110,7 @@ async function enableRun(ctx: RunContext): Promise<CommandResult> {
   const { agentUnitText, installUnit, unitChangeText } = await import("../persist/systemd.ts");
   const self = selfPath();
   const change = await installUnit(persistPaths(), AGENT_UNIT, {
-    text: agentUnitText(self),
+    text: agentUnitText(self, removal === "leave" ? [] : ["--on-removal", removal]),
     now: ctx.values.now === true,
     dryRun: ctx.values["dry-run"] === true,
   });
@@ -114,9 +137,17 @@ endpoint again; all are read at start and every --rescan-interval seconds as a b
 scan runs at a time; events meanwhile cause one more scan after it. A failed connect or an
 unreachable endpoint is retried with back-off (1 s doubling to 60 s) and said once per change.
 
-What leaves a log is left alone: the agent disconnects nothing (the kernel removes the
-controllers of a subsystem unlinked from its port). A controller removed by hand is connected
-again while its subsystem is in the log: stop the agent first.
+/etc/nvme/exclusions.conf keeps subsystems and addresses out: one exclusion per line, written
+as nvme-cli flags (--nqn=NQN, --traddr=ADDR, --trsvcid=PORT, --transport=T); an entry that
+matches every flag of a line is never connected, nor followed when it is a referral.
+
+What leaves a log: by default (--on-removal leave) the agent disconnects nothing and says so
+once (the kernel gives up on a path whose subsystem went after ctrl-loss-tmo). With
+--on-removal disconnect-unused it disconnects a path it connected itself (in this run or an
+earlier one) once no namespace of it is mounted, a swap area, held by device-mapper or md, or
+open in a process; one in use is kept, said once, and checked again at every scan. It never
+disconnects what it did not connect. A controller removed by hand is connected again while its
+subsystem is in the log: stop the agent first.
 
 It runs in the foreground and prints one line per decision (with -o json, one JSON object per
 line); SIGINT or SIGTERM stops it (exit 0), leaving every controller in place. What it follows
@@ -126,6 +157,11 @@ and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
     ...ADDRESS_FLAGS,
     ...HOST_FLAGS,
     ...TUNING_FLAGS,
+    "on-removal": {
+      type: "string",
+      value: "POLICY",
+      description: "A path it connected that leaves the log: leave (default) or disconnect-unused",
+    },
     "rescan-interval": {
       type: "string",
       value: "SECONDS",
@@ -137,6 +173,8 @@ and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
     "nvmeof agent   # every discovery controller of /etc/nvme/discovery.conf",
     "nvmeof agent -t rdma -a 10.0.0.2 -s 4420",
     "nvmeof agent -a 10.0.0.2 -o json | jq -c 'select(.action == \"connected\")'",
+    "nvmeof agent --on-removal disconnect-unused   # take away what left the log, unless used",
+    "echo '--nqn=nqn.2024-01.io.example:scratch' >> /etc/nvme/exclusions.conf   # never this one",
     "nvmeof agent enable --now   # as a service, after the network is online",
   ],
   run: agentRun,
@@ -182,6 +220,11 @@ this program by its absolute path. NVMEOF_SYSTEMD_DIR overrides /etc/systemd/sys
   options: {
     now: { type: "boolean", description: "Also (re)start the unit now" },
     force: { type: "boolean", description: "Install even with no discovery controller listed yet" },
+    "on-removal": {
+      type: "string",
+      value: "POLICY",
+      description: "The agent's --on-removal: leave (default) or disconnect-unused",
+    },
     "dry-run": {
       type: "boolean",
       description: "Print the unit and where it would go; write nothing",
@@ -191,6 +234,7 @@ this program by its absolute path. NVMEOF_SYSTEMD_DIR overrides /etc/systemd/sys
     "echo '--transport=rdma --traddr=10.0.0.2 --trsvcid=4420' >> /etc/nvme/discovery.conf",
     "nvmeof agent enable --now",
     "nvmeof agent enable --dry-run   # print the unit",
+    "nvmeof agent enable --now --on-removal disconnect-unused",
   ],
   run: enableRun,
 };

@@ -159,7 +159,7 @@ export function exporterUnitText(self: SelfPath, listen?: string): string {
  * The text of nvmeof-agent.service: `nvmeof agent`, following the discovery controllers of
  * /etc/nvme/discovery.conf, started once the network is online and restarted when it fails.
  */
-export function agentUnitText(self: SelfPath): string {
+export function agentUnitText(self: SelfPath, args: readonly string[] = []): string {
   return [
     ...header(
       "nvmeof agent enable",
@@ -175,7 +175,7 @@ export function agentUnitText(self: SelfPath): string {
     "",
     "[Service]",
     "Type=simple",
-    `ExecStart=${execLine(self, ["agent"])}`,
+    `ExecStart=${execLine(self, ["agent", ...args])}`,
     "Restart=on-failure",
     "RestartSec=5s",
     // A usage error (a broken discovery.conf) fails the same way at every start.

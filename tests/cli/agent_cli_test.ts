@@ -41,6 +41,36 @@ Deno.test("agent refuses a --rescan-interval that is not seconds", async () => {
   assert.match(r.stderr, /--rescan-interval '1m'/);
 });
 
+Deno.test("agent refuses an unknown --on-removal, and a broken exclusions.conf naming its line", async () => {
+  await using dir = await tempDir();
+  const env = await standin(dir.path);
+  const r = await nvmeof(["agent", "-a", "10.0.0.2", "--on-removal", "disconnect"], { env });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--on-removal 'disconnect'/);
+  assert.match(r.stderr, /leave, disconnect-unused/);
+  await Deno.writeTextFile(
+    `${env.NVMEOF_ETC_NVME}/exclusions.conf`,
+    "--nqn=nqn.2024-01.io.example:a\n--hostnqn=x\n",
+  );
+  const x = await nvmeof(["agent", "-a", "10.0.0.2"], { env });
+  assert.equal(x.code, 2, x.stderr);
+  assert.match(x.stderr, /exclusions\.conf' line 2: '--hostnqn=x' is not an exclusion flag/);
+  const e = await nvmeof(["agent", "enable", "--dry-run", "--force", "--on-removal", "x"], { env });
+  assert.equal(e.code, 2, e.stderr);
+});
+
+Deno.test("agent enable --on-removal puts the policy in the unit's ExecStart", async () => {
+  await using dir = await tempDir();
+  const env = await standin(dir.path);
+  const args = ["agent", "enable", "--dry-run", "--force"];
+  const plain = await nvmeof(args, { env });
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stdout, /^ExecStart=\S+ agent$/m);
+  const r = await nvmeof([...args, "--on-removal", "disconnect-unused"], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^ExecStart=\S+ agent --on-removal disconnect-unused$/m);
+});
+
 Deno.test("agent enable refuses a host with nothing to follow unless --force", async () => {
   await using dir = await tempDir();
   const env = await standin(dir.path);

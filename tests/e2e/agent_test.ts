@@ -11,7 +11,10 @@
  * with a new subsystem linked meanwhile: only the discovery controller's reconnection
  * (`NVME_EVENT=rediscover`) can tell the agent; then a referral to a second discovery port, whose
  * subsystems it connects, including one linked there later (that port's own log change event).
- * Everything made is removed even when a test fails.
+ * A third checks the policies: a subsystem named in exclusions.conf is never connected; one that
+ * leaves the log is left by default, and with --on-removal disconnect-unused taken away (also one
+ * an earlier run connected) unless its filesystem is mounted, until it is unmounted; a path made
+ * by nvme-cli is never touched. Everything made is removed even when a test fails.
  */
 import assert from "node:assert/strict";
 import { sh, spawnNvmeof } from "../helpers.ts";
@@ -378,5 +381,127 @@ Deno.test("agent uses nvme-cli's persistent discovery controller and reads the l
     console.log(`agent stdout:\n${end.stdout}`);
   } finally {
     await sh(DOWN);
+  }
+});
+
+Deno.test("agent's policies: the exclusion list keeps a subsystem out; what leaves the log is left by default, and with disconnect-unused taken away unless mounted, never what it did not connect", async () => {
+  const [third, fourth] = BURST;
+  // Stays on the port throughout: nvmet disables a port once its last subsystem is unlinked,
+  // and the discovery controller there goes with it (then no log can be read, and the agent
+  // rightly changes nothing).
+  const keep = "nqn.2024-01.io.nvmeof.e2e:agent-keep";
+  const etc = await Deno.makeTempDir({ prefix: "nvmeof-agent-etc-" });
+  const mnt = await Deno.makeTempDir({ prefix: "nvmeof-agent-mnt-" });
+  try {
+    const up = await sh(
+      UP + "\n" + subsystemUp(keep, "nullb_agent5") + "\n" +
+        [SECOND, ...BURST, keep].map((q) => `ln -s ${N}/subsystems/${q} ${PORT}/subsystems/${q}`)
+          .join(
+            "\n",
+          ),
+    );
+    assert.equal(up.code, 0, `target setup failed: ${up.stderr}`);
+    await Deno.writeTextFile(`${etc}/exclusions.conf`, `# kept out\n--nqn=${fourth}\n`);
+    const agentArgs = (more: string[]) => [
+      "agent",
+      "-a",
+      ADDR,
+      "-s",
+      SVC,
+      "-q",
+      HQ,
+      "-I",
+      HI,
+      "-i",
+      "1",
+      "-o",
+      "json",
+      ...more,
+    ];
+    const said = (agent: { stdout: string }, action: string, nqn: string) =>
+      lines(agent.stdout).find((l) => l.action === action && l.subnqn === nqn);
+    const wait = (agent: { stdout: string; stderr: string }, action: string, nqn: string) =>
+      until(`'${action}' for ${nqn}`, 45_000, () => Promise.resolve(said(agent, action, nqn)))
+        .catch((err) => {
+          throw new Error(`${err.message}\nstdout: ${agent.stdout}\nstderr: ${agent.stderr}`);
+        });
+
+    // The default policy: the excluded subsystem is never connected; one that leaves is left.
+    {
+      await using agent = spawnNvmeof(agentArgs(["--rescan-interval", "0"]), {
+        env: { NVMEOF_ETC_NVME: etc },
+      });
+      for (const q of [FIRST, SECOND, third, keep]) await wait(agent, "connected", q);
+      const skipped = await wait(agent, "skipped", fourth);
+      assert.match(
+        (skipped as Line & { error: string }).error,
+        new RegExp(`^excluded by '${etc}/exclusions.conf' line 2$`),
+      );
+      assert.equal((await controllersOf(fourth)).length, 0, "the excluded one is not connected");
+      const unlink = await sh(`rm ${PORT}/subsystems/${third}`);
+      assert.equal(unlink.code, 0, unlink.stderr);
+      const left = await wait(agent, "left", third);
+      assert.equal(left.reason, "log-changed");
+      assert.equal((await controllersOf(third)).length, 1, "leave: its controller stays");
+      const end = await agent.stop("SIGTERM", 15_000);
+      assert.equal(end.code, 0, end.stderr);
+      console.log(`agent (leave) stdout:\n${end.stdout}`);
+    }
+
+    // A path made by hand (nvme-cli), to a subsystem the agent never connected.
+    const hand = await sh(
+      `nvme connect -t rdma -a ${ADDR} -s ${SVC} -n ${fourth} -q ${HQ} -I ${HI} -i 1 2>&1`,
+    );
+    assert.equal(hand.code, 0, `nvme connect: ${hand.stdout}`);
+    assert.equal((await controllersOf(fourth)).length, 1);
+    // FIRST's namespace mounted (read-only: nothing to write back once its path is gone).
+    const dev = await blockDevice(FIRST);
+    assert.ok(dev, "FIRST has a block device");
+    const fs = await sh(`mkfs.ext4 -q -F ${dev} && mount -o ro ${dev} ${mnt}`);
+    assert.equal(fs.code, 0, fs.stderr);
+
+    // disconnect-unused, in a second run: what the first run connected is still the agent's.
+    await using agent = spawnNvmeof(
+      agentArgs(["--rescan-interval", "3", "--on-removal", "disconnect-unused"]),
+      { env: { NVMEOF_ETC_NVME: etc } },
+    );
+    const gone = await wait(agent, "disconnected", third);
+    assert.equal(gone.reason, "start", "the earlier run's path, taken away at this run's start");
+    assert.equal((await controllersOf(third)).length, 0);
+
+    const t0 = Date.now();
+    const unlink = await sh(
+      [FIRST, SECOND, fourth].map((q) => `rm ${PORT}/subsystems/${q}`).join(" && "),
+    );
+    assert.equal(unlink.code, 0, unlink.stderr);
+    const second = await wait(agent, "disconnected", SECOND);
+    console.log(
+      `agent: unlink -> unused subsystem disconnected: ${Date.parse(second.time!) - t0} ms`,
+    );
+    assert.equal((await controllersOf(SECOND)).length, 0);
+    const kept = await wait(agent, "kept", FIRST) as Line & { users: string[] };
+    assert.deepEqual(kept.users, [`${dev.slice(5)} mounted at ${mnt}`]);
+    assert.equal((await controllersOf(FIRST)).length, 1, "mounted: it stays");
+    // A few scans later (the 3 s re-read), the mounted one is still there, said once.
+    await new Promise((r) => setTimeout(r, 7_000));
+    assert.equal((await controllersOf(FIRST)).length, 1);
+    assert.equal(lines(agent.stdout).filter((l) => l.action === "kept").length, 1);
+    assert.equal((await controllersOf(fourth)).length, 1, "the hand-made path is never touched");
+    assert.ok(!said(agent, "disconnected", fourth), agent.stdout);
+
+    const um = await sh(`timeout 60 umount ${mnt}`);
+    assert.equal(um.code, 0, `umount: ${um.stderr}`);
+    await wait(agent, "disconnected", FIRST);
+    assert.equal((await controllersOf(FIRST)).length, 0, "unmounted: it goes at the next scan");
+    assert.equal((await controllersOf(fourth)).length, 1, "still never touched");
+    const end = await agent.stop("SIGTERM", 15_000);
+    assert.equal(end.code, 0, end.stderr);
+    console.log(`agent (disconnect-unused) stdout:\n${end.stdout}`);
+  } finally {
+    await sh(`umount ${mnt} 2>/dev/null; true`);
+    await sh(subsystemDown(keep, "nullb_agent5"));
+    await sh(DOWN);
+    await Deno.remove(etc, { recursive: true }).catch(() => {});
+    await Deno.remove(mnt, { recursive: true }).catch(() => {});
   }
 });

@@ -27,6 +27,7 @@ const RULES: Record<string, readonly string[]> = {
   agent: [
     "initiator", // connect-all's walk, for each log it reads
     "src/persist/durable.ts", // the status file, written whole
+    "src/persist/exclusions_conf.ts", // what it never connects
     ...LOWER,
   ], // the target's live tree and connected hosts, read-only
   initiator: [

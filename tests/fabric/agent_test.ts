@@ -5,12 +5,29 @@
  * both hosts reaches a block device on both; one allowed to host1 only reaches host1 and never
  * host2; no host ever holds two controllers of one subsystem. The time from `target up`'s return
  * to each block device (polled from this machine, so an upper bound) is printed, median and max.
- * Everything made (agents, controllers, the target, null_blk devices) is removed whether the test
- * passes or not.
+ * A second test follows the storage server through what a fleet lives with: both hosts follow
+ * both links' discovery ports from /etc/nvme/discovery.conf, the second not answering at start
+ * (said once, retried); a port added there gives each host the second path (one block device);
+ * the storage server's power cut and boot, its spec (applied by its unit at boot) adding a
+ * subsystem meanwhile: both hosts end with both subsystems on both paths and one discovery
+ * controller per link; host2's power cut and boot: its agent, an enabled unit, connects it all
+ * again. Everything made (agents, units, controllers, the target, its devices and files) is
+ * removed whether the tests pass or not.
  */
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { addr, hostnqnOf, must, type Node, NVMEOF, nvmeofOn, on, withCleanup } from "./fabric.ts";
+import {
+  addr,
+  boot,
+  hostnqnOf,
+  must,
+  type Node,
+  NVMEOF,
+  nvmeofOn,
+  on,
+  powerCut,
+  withCleanup,
+} from "./fabric.ts";
 
 const HOSTS = ["host1", "host2"] as const;
 const TRADDR = addr("target", 0);
@@ -92,6 +109,13 @@ async function assertNoDuplicates(): Promise<void> {
     const nqns = (await controllers(node)).map((l) => l.split(" ")[0]);
     assert.deepEqual(nqns, [...new Set(nqns)], `${node}: a subsystem with two controllers`);
   }
+}
+
+/** A script deleting every controller at ADDRS' port 4420 (discovery and I/O). */
+function deleteAll(addrs: string[]): string {
+  return addrs.map((a) =>
+    `for c in /sys/class/nvme/nvme*; do grep -q "traddr=${a},trsvcid=4420" $c/address 2>/dev/null && echo 1 > $c/delete_controller; done`
+  ).join("; ") + "; true";
 }
 
 function median(xs: number[]): number {
@@ -180,5 +204,159 @@ Deno.test("agent on two compute nodes: what the storage server adds reaches the 
     assert.equal(host2.length, 4, `host2: ${host2}`);
     assert.equal((await controllers("host1")).length, 5);
     await assertNoDuplicates();
+  });
+});
+
+const BOOT_PREFIX = "nqn.2026-12.io.nvmeof.fab:agent-boot-";
+const IMAGES = "/var/lib/nvmeof-agent-test";
+
+/** NODE's controllers of BOOT_PREFIX subsystems and the discovery subsystem: "nqn traddr state". */
+async function pathsOf(node: Node): Promise<string[]> {
+  const out = await must(
+    node,
+    `for c in /sys/class/nvme/nvme*; do
+       n=$(cat $c/subsysnqn 2>/dev/null) || continue
+       case "$n" in ${BOOT_PREFIX}*|nqn.2014-08.org.nvmexpress.discovery) ;; *) continue ;; esac
+       a=$(sed 's/.*traddr=\\([^,]*\\).*/\\1/' $c/address)
+       echo "$n $a $(cat $c/state)"
+     done | sort`,
+  );
+  return out.split("\n").filter(Boolean);
+}
+
+/** Until NODE has a live path to each of NQNS at each of ADDRS (and no second one), in s. */
+async function untilPaths(node: Node, nqns: string[], addrs: string[], bound: number, t0: number) {
+  const want = nqns.flatMap((n) => addrs.map((a) => `${n} ${a} live`)).sort();
+  for (;;) {
+    const have = (await pathsOf(node)).filter((l) => l.startsWith(BOOT_PREFIX));
+    if (JSON.stringify(have) === JSON.stringify(want)) return (performance.now() - t0) / 1000;
+    if ((performance.now() - t0) / 1000 > bound) {
+      throw new Error(
+        `${node}: want ${want.join("; ")} within ${bound} s; have ${have.join("; ")}`,
+      );
+    }
+    await sleep(0.5);
+  }
+}
+
+/** The storage server's spec at the unit's path: SUBS (image files) on PORTS (1: link 0, 2: link 1). */
+function bootSpec(subs: number, ports: number, hostnqns: string[]): string {
+  const nqns = Array.from({ length: subs }, (_, i) => `${BOOT_PREFIX}${i}`);
+  return stringify({
+    hosts: hostnqns.map((nqn) => ({ nqn })),
+    subsystems: nqns.map((nqn, i) => ({
+      nqn,
+      hosts: hostnqns,
+      namespaces: [{ nsid: 1, device: `${IMAGES}/${i}.img` }],
+    })),
+    ports: Array.from({ length: ports }, (_, p) => ({
+      id: p + 1,
+      trtype: "rdma",
+      adrfam: "ipv4",
+      traddr: addr("target", p as 0 | 1),
+      trsvcid: 4420,
+      subsystems: nqns,
+    })),
+  });
+}
+
+Deno.test("agent follows a second port it could not reach at start, the storage server's power cut and boot (a subsystem added meanwhile), and starts at a compute node's boot", async () => {
+  await withCleanup(async (defer) => {
+    const hostnqns = [await hostnqnOf("host1"), await hostnqnOf("host2")];
+    const links = [addr("target", 0), addr("target", 1)];
+    const nqns = [0, 1].map((i) => `${BOOT_PREFIX}${i}`);
+    const writeSpec = (subs: number, ports: number) =>
+      must(
+        "target",
+        `mkdir -p /etc/nvmeof ${IMAGES} && truncate -s 64M ${IMAGES}/0.img ${IMAGES}/1.img && ` +
+          `cat > /etc/nvmeof/target.yaml <<'SPEC'\n${bootSpec(subs, ports, hostnqns)}SPEC\nsync`,
+      );
+    defer(() => on("target", `rm -rf ${IMAGES}; true`));
+    defer(async () => {
+      await nvmeofOn("target", ["target", "disable"]);
+      await nvmeofOn("target", ["target", "down", "-f", "/etc/nvmeof/target.yaml", "--force"]);
+    });
+    await writeSpec(1, 1);
+    for (const args of [["target", "enable"], ["target", "up"]]) {
+      const r = await nvmeofOn("target", args);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    }
+
+    // Both hosts follow both links' discovery ports from discovery.conf; link 1 has no port yet.
+    const conf = links.map((a) => `--transport=rdma --traddr=${a} --trsvcid=4420`).join("\n");
+    for (const node of HOSTS) {
+      defer(() => on(node, deleteAll(links)));
+      defer(async () => {
+        await nvmeofOn(node, ["agent", "disable"]);
+        await on(node, "rm -f /etc/nvme/discovery.conf");
+      });
+      defer(() =>
+        on(
+          node,
+          `p=$(cat ${WORK}/boot-agent.pid 2>/dev/null) && kill "$p"; pkill -f 'main[.]ts agent'; sleep 1; echo "--- agent on ${node}"; tail -n 30 ${WORK}/boot-agent.log; tail -n 30 /var/log/nvmeof-boot/nvmeof-agent.service.log 2>/dev/null; true`,
+        ).then((r) => console.log(r.stdout))
+      );
+      await must(
+        node,
+        `printf '%s\\n' '${conf.replaceAll("\n", "' '")}' > /etc/nvme/discovery.conf && ` +
+          `mkdir -p ${WORK}; (exec ${NVMEOF} agent --rescan-interval 0 -o json) </dev/null ` +
+          `>${WORK}/boot-agent.log 2>&1 & echo $! >${WORK}/boot-agent.pid`,
+      );
+    }
+    // host2's agent is also a unit, which the lab starts at boot as systemd would.
+    const en = await nvmeofOn("host2", ["agent", "enable"]);
+    assert.equal(en.code, 0, en.stderr);
+    for (const node of HOSTS) await untilPaths(node, [nqns[0]], [links[0]], 60, performance.now());
+    for (const node of HOSTS) {
+      const log = await must(node, `cat ${WORK}/boot-agent.log`);
+      const unreachable = log.split("\n").filter((l) =>
+        l.includes('"unreachable"') && l.includes(links[1])
+      );
+      assert.equal(unreachable.length, 1, `${node}: the silent endpoint said once: ${log}`);
+    }
+
+    // A second port (link 1) for the subsystem: both hosts gain its second path (retry back-off).
+    await writeSpec(1, 2);
+    const up = await nvmeofOn("target", ["target", "up"]);
+    assert.equal(up.code, 0, up.stderr);
+    let t0 = performance.now();
+    const second = await Promise.all(HOSTS.map((n) => untilPaths(n, [nqns[0]], links, 90, t0)));
+    console.log(
+      `second port -> second path: host1 ${second[0].toFixed(1)} s, host2 ${
+        second[1].toFixed(1)
+      } s`,
+    );
+    for (const node of HOSTS) {
+      const heads = await must(node, `ls /sys/block | grep -cE '^nvme[0-9]+n1$'`);
+      assert.equal(heads.trim(), "1", `${node}: two paths, one block device`);
+    }
+
+    // The storage server loses power; the spec it boots with adds a subsystem on both ports.
+    await writeSpec(2, 2);
+    await powerCut("target");
+    await boot("target");
+    t0 = performance.now();
+    const back = await Promise.all(HOSTS.map((n) => untilPaths(n, nqns, links, 180, t0)));
+    console.log(
+      `storage server booted -> both subsystems on both paths: host1 ${
+        back[0].toFixed(1)
+      } s, host2 ${back[1].toFixed(1)} s`,
+    );
+    for (const node of HOSTS) {
+      const dcs = (await pathsOf(node)).filter((l) => !l.startsWith(BOOT_PREFIX));
+      assert.equal(dcs.length, 2, `${node}: one discovery controller per link: ${dcs}`);
+    }
+
+    // host2 loses power and boots: its agent starts as a unit and connects everything again.
+    await must("host2", "sync");
+    await powerCut("host2");
+    await boot("host2");
+    t0 = performance.now();
+    const again = await untilPaths("host2", nqns, links, 180, t0);
+    console.log(
+      `host2 booted -> its agent connected both subsystems on both paths: ${again.toFixed(1)} s`,
+    );
+    const unitLog = await must("host2", "cat /var/log/nvmeof-boot/nvmeof-agent.service.log");
+    assert.match(unitLog, /connected nqn\.2026-12\.io\.nvmeof\.fab:agent-boot-1 via rdma/);
   });
 });

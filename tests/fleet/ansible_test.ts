@@ -14,101 +14,24 @@
  */
 import assert from "node:assert/strict";
 import { ROOT, tempDir } from "../helpers.ts";
+import { controller, output, type PlayRun, type TaskLine } from "./ansible/controller.ts";
 import { addr, HOSTS, must, type Node, nvmeofOn, on, withCleanup } from "../fabric/fabric.ts";
 
-const PLAYBOOKS = `${ROOT}/integrations/ansible/playbooks`;
 const NQN = "nqn.2026-12.io.nvmeof.fab:ansible";
 const NODES: Node[] = ["target", ...HOSTS];
 const REFERRAL = addr("host2", 0);
 
-interface TaskLine {
-  play: string;
-  task: string;
-  host: string;
-  status: "ok" | "failed" | "skipped" | "unreachable";
-  changed: boolean;
-  seconds: number | null;
-  msg?: string;
-  hint?: string;
-  rc?: number;
-  diff?: { prepared?: string } | { prepared?: string }[];
-}
+/** The variables of every run: the pool this test exports and connects. */
+const VARS = {
+  nvmeof_source_checkout: ROOT,
+  nvmeof_subsystem: NQN,
+  nvmeof_namespaces: [{ nsid: 1, device: "/dev/vdb" }],
+  // The storage server's discovery port refers hosts to another discovery controller (host2's
+  // address, as if it were a second storage server: tests/fabric/referrals_test.ts makes it one).
+  nvmeof_referrals: [{ traddr: REFERRAL, trsvcid: 4420 }],
+};
 
-async function output(cmd: string, args: string[], env: Record<string, string> = {}) {
-  const out = await new Deno.Command(cmd, {
-    args,
-    env,
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-/** The Ansible side: a collections path holding this checkout's collection, and the inventory. */
-async function controller(dir: string) {
-  await Deno.mkdir(`${dir}/collections/ansible_collections/nvmeof`, { recursive: true });
-  await Deno.symlink(
-    `${ROOT}/integrations/ansible`,
-    `${dir}/collections/ansible_collections/nvmeof/fabric`,
-  );
-  const inv = await output(`${ROOT}/scripts/lab/lab`, ["fabric", "ssh-config", "--inventory"]);
-  assert.equal(inv.code, 0, inv.stderr);
-  await Deno.writeTextFile(
-    `${dir}/inventory.ini`,
-    inv.stdout + `\n[storage:vars]\nnvmeof_traddr=${addr("target", 0)}\n`,
-  );
-  const vars = {
-    nvmeof_source_checkout: ROOT,
-    nvmeof_subsystem: NQN,
-    nvmeof_namespaces: [{ nsid: 1, device: "/dev/vdb" }],
-    // The storage server's discovery port refers hosts to another discovery controller (host2's
-    // address, as if it were a second storage server: tests/fabric/referrals_test.ts makes it one).
-    nvmeof_referrals: [{ traddr: REFERRAL, trsvcid: 4420 }],
-  };
-  let n = 0;
-  return {
-    inventory: inv.stdout,
-    /** ansible-playbook PLAYBOOK ARGS…; the per-host task lines and the output. */
-    async play(playbook: string, args: string[] = [], extra: Record<string, unknown> = {}) {
-      const log = `${dir}/timing-${++n}.jsonl`;
-      await Deno.writeTextFile(`${dir}/vars-${n}.json`, JSON.stringify({ ...vars, ...extra }));
-      const t0 = performance.now();
-      const r = await output("ansible-playbook", [
-        "-i",
-        `${dir}/inventory.ini`,
-        `${PLAYBOOKS}/${playbook}`,
-        "-e",
-        `@${dir}/vars-${n}.json`,
-        ...args,
-      ], {
-        ANSIBLE_CONFIG: `${PLAYBOOKS}/ansible.cfg`,
-        ANSIBLE_COLLECTIONS_PATH: `${dir}/collections`,
-        ANSIBLE_CALLBACK_PLUGINS: `${ROOT}/tests/fleet/ansible`,
-        ANSIBLE_CALLBACKS_ENABLED: "timing",
-        ANSIBLE_NOCOLOR: "1",
-        ANSIBLE_SSH_CONTROL_PATH_DIR: `${dir}/cp`,
-        // Under emulation, on a loaded machine, sshd can take a minute to say hello.
-        ANSIBLE_TIMEOUT: "300",
-        // The connections end with the test, not ten minutes later.
-        ANSIBLE_SSH_ARGS: "-o ControlMaster=auto -o ControlPersist=120s",
-        NVMEOF_TIMING_LOG: log,
-      });
-      const wall = (performance.now() - t0) / 1000;
-      let text = "";
-      try {
-        text = await Deno.readTextFile(log);
-      } catch { /* no task ran */ }
-      const lines = text.split("\n").filter((l) => l).map((l) => JSON.parse(l) as TaskLine);
-      timings.push({ run: `${playbook} ${args.join(" ")}`.trim(), wall, lines });
-      return { ...r, lines };
-    },
-  };
-}
-
-const timings: { run: string; wall: number; lines: TaskLine[] }[] = [];
+const timings: PlayRun[] = [];
 
 function changedOn(lines: TaskLine[], host: string): TaskLine[] {
   return lines.filter((l) => l.host === host && l.changed);
@@ -169,7 +92,7 @@ Deno.test("fabric ssh: every node's sshd is forwarded from 127.0.0.1 only, throu
 
 Deno.test("ansible: up, idempotent, check mode with diff, absent, and a host that cannot connect", async () => {
   await using dir = await tempDir("nvmeof-ansible-");
-  const c = await controller(dir.path);
+  const c = await controller(dir.path, VARS, (r) => timings.push(r));
   await withCleanup(async (defer) => {
     defer(async () => {
       for (const h of HOSTS) await nvmeofOn(h, ["disconnect", "-n", NQN]);

@@ -44,6 +44,8 @@ export interface EndpointStatus {
   genctr?: number;
   /** When the log was last read (ISO 8601), and why. */
   read_at?: string;
+  /** When a read last found a generation other than the one before it (ISO 8601). */
+  changed_at?: string;
   reason?: ScanReason;
   /** Why it is unreachable. */
   error?: string;
@@ -73,6 +75,8 @@ export interface AgentStatus {
   uevents: number;
   /** Connects that failed (each attempt). */
   failures: number;
+  /** Paths it connected (absent in the state of an older nvmeof: count its `connected`). */
+  connects?: number;
   endpoints: EndpointStatus[];
   connected: ConnectedStatus[];
 }
@@ -90,6 +94,7 @@ export class StatusBook {
       scans: 0,
       uevents: 0,
       failures: 0,
+      connects: 0,
       endpoints: endpoints.map((endpoint) => ({ endpoint, state: "starting" })),
       connected: [...connected],
     };
@@ -108,11 +113,13 @@ export class StatusBook {
   read(endpoint: string, log: { genctr: number; reason: ScanReason; controller: string }): void {
     const e = this.#endpoint(endpoint);
     if (!e) return;
+    const now = new Date().toISOString();
+    if (e.genctr !== log.genctr) e.changed_at = now;
     Object.assign(e, {
       state: "following",
       discovery_controller: log.controller,
       genctr: log.genctr,
-      read_at: new Date().toISOString(),
+      read_at: now,
       reason: log.reason,
     });
     delete e.error;
@@ -130,6 +137,7 @@ export class StatusBook {
       e.state = "unreachable";
       e.error = d.error;
     } else if (d.action === "connected" && d.device) {
+      this.#status.connects = (this.#status.connects ?? 0) + 1;
       this.#status.connected.push({
         time: d.time,
         endpoint: d.endpoint ?? "",
@@ -161,9 +169,14 @@ export function writeStatus(status: AgentStatus): string {
   return path;
 }
 
-/** The state file of the last agent run, and whether that agent still runs; undefined without one. */
-export function readStatus(): { file: string; status: AgentStatus; running: boolean } | undefined {
-  const file = `${runDirPath()}/${FILE}`;
+/**
+ * The state file of the last agent run (in DIR, default the runtime directory), and whether that
+ * agent still runs; undefined without one.
+ */
+export function readStatus(
+  dir: string = runDirPath(),
+): { file: string; status: AgentStatus; running: boolean } | undefined {
+  const file = `${dir}/${FILE}`;
   let text: string;
   try {
     text = Deno.readTextFileSync(file);

@@ -1,5 +1,5 @@
 /**
- * One collection: every collector (host, block, rdma, target) once, each under its own time
+ * One collection: every collector (host, block, rdma, target, agent) once, each under its own time
  * limit, plus the families that describe the collection itself: which collectors succeeded, how
  * long each took, and the build. A collector that fails or is late yields
  * `nvmeof_scrape_collector_success 0` and none of its families; the collection never throws.
@@ -10,6 +10,7 @@ import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { hostPaths } from "../host_paths.ts";
 import { kernelSources, type PeerSources } from "../target/connected.ts";
 import { VERSION } from "../version.ts";
+import { collectAgent } from "./agent.ts";
 import { collectBlock } from "./block.ts";
 import { DEFAULT_COLLECTOR_TIMEOUT_MS } from "./defaults.ts";
 import type { MetricFamily } from "./family.ts";
@@ -21,7 +22,7 @@ import { collectTarget, CreatedControllers } from "./target.ts";
 /** Where the kernel's nvmet tree is. */
 export const DEFAULT_NVMET_ROOT = "/sys/kernel/config/nvmet";
 /** The collectors, in the order their families are exported. */
-export const COLLECTORS = ["host", "block", "rdma", "target"] as const;
+export const COLLECTORS = ["host", "block", "rdma", "target", "agent"] as const;
 /** A collector's name (the `collector` label). */
 export type CollectorName = typeof COLLECTORS[number];
 
@@ -35,6 +36,8 @@ export interface CollectOptions {
   configfs?: string;
   /** Each collector's own time limit. */
   timeoutMs?: number;
+  /** Where the agent keeps its state (default the runtime directory, NVMEOF_LOCK_DIR). */
+  runDir?: string;
   /** Where the target's connections are read (default: the kernel's, below the roots). */
   peers?: PeerSources;
   /**
@@ -103,7 +106,7 @@ async function runCollector(
 }
 
 /**
- * Runs every collector (host, block, rdma, target) once; a failed or late one yields its
+ * Runs every collector (host, block, rdma, target, agent) once; a failed or late one yields its
  * nvmeof_scrape_collector_success 0 and no families; never throws for a collector's failure.
  */
 export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFamily[]> {
@@ -130,6 +133,7 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
         peers: o.peers ?? kernelSources({ proc, sysfs }),
         created: () => created.read(),
       }),
+    agent: () => collectAgent(o.runDir),
   };
   const outcomes: Outcome[] = [];
   for (const name of COLLECTORS) {

@@ -17,7 +17,7 @@
  * by nvme-cli is never touched. Everything made is removed even when a test fails.
  */
 import assert from "node:assert/strict";
-import { sh, spawnNvmeof } from "../helpers.ts";
+import { ROOT, sh, spawnNvmeof } from "../helpers.ts";
 
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:1e4a0000-0000-4000-8000-0000000000c1";
 const HI = "1e4a0000-0000-4000-8000-0000000000c1";
@@ -238,6 +238,25 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     assert.equal(state.endpoints[0].state, "following");
     assert.equal(state.connected.length, 4);
     assert.ok(state.scans <= 6, `${state.scans} scans for start, one change and a burst of two`);
+    // The agent's families, as the exporter and `nvmeof metrics` give them, from that state.
+    const m = await sh(`${ROOT}/scripts/nvmeof metrics | grep '^nvmeof_agent_'`);
+    assert.equal(m.code, 0, m.stderr);
+    console.log(`agent: its families:\n${m.stdout}`);
+    assert.match(m.stdout, /^nvmeof_agent_up 1$/m);
+    assert.match(m.stdout, /^nvmeof_agent_connects_total 4$/m);
+    assert.match(m.stdout, /^nvmeof_agent_connected_paths 4$/m);
+    const ep = state.endpoints[0].endpoint;
+    assert.ok(
+      m.stdout.includes(`nvmeof_agent_endpoint_following{endpoint="${ep}"} 1\n`),
+      m.stdout,
+    );
+    assert.ok(
+      m.stdout.includes(
+        `nvmeof_agent_endpoint_generation{endpoint="${ep}"} ${state.endpoints[0].genctr}\n`,
+      ),
+      m.stdout,
+    );
+    assert.match(m.stdout, /^nvmeof_agent_endpoint_last_change_timestamp_seconds\{.*\} \d/m);
 
     // nvme-cli's connect-all beside the agent (the independent peer; nvmeof's shares the agent's
     // connect path) makes no second controller.

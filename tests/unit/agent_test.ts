@@ -278,16 +278,23 @@ Deno.test("status: log reads, connects, failures and the stop are kept per endpo
   book.decided({ time: "t3", action: "stopped", error: "SIGTERM received" });
   s = book.snapshot({ scans: 3, uevents: 7 });
   assert.deepEqual(
-    { ...s.endpoints[0], read_at: undefined },
+    { ...s.endpoints[0], read_at: undefined, changed_at: undefined },
     {
       endpoint: ep,
       state: "following",
       discovery_controller: "nvme0",
       genctr: 4,
       read_at: undefined,
+      changed_at: undefined,
       reason: "log-changed",
     },
   );
+  // The first read is a change; a read of the same generation is not, a new one is.
+  const changed = s.endpoints[0].changed_at;
+  assert.equal(changed, s.endpoints[0].read_at);
+  book.read(ep, { genctr: 4, reason: "periodic", controller: "nvme0" });
+  assert.equal(book.snapshot({ scans: 4, uevents: 7 }).endpoints[0].changed_at, changed);
+  assert.equal(s.connects, 1);
   assert.equal(s.connected.length, 1);
   assert.equal(s.connected[0].device, "nvme2");
   assert.equal(s.failures, 1);

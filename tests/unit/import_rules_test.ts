@@ -23,7 +23,11 @@ const RULES: Record<string, readonly string[]> = {
   target: LOWER,
   doctor: LOWER,
   persist: LOWER,
-  metrics: ["target", ...LOWER],
+  metrics: [
+    "target",
+    "src/agent/status.ts", // the agent's state, read for its families
+    ...LOWER,
+  ],
   agent: [
     "initiator", // connect-all's walk, for each log it reads
     "src/persist/durable.ts", // the status file, written whole

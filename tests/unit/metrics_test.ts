@@ -96,6 +96,7 @@ Deno.test("metrics: a machine without fabrics, RDMA or nvmet yields only the met
     proc: d.path,
     dev: d.path,
     configfs: `${d.path}/nvmet`,
+    runDir: d.path,
   });
   assert.deepEqual(families.map((f) => f.name), [
     "nvmeof_build_info",
@@ -103,6 +104,7 @@ Deno.test("metrics: a machine without fabrics, RDMA or nvmet yields only the met
     "nvmeof_scrape_duration_seconds",
   ]);
   assert.deepEqual(values(families, "nvmeof_scrape_collector_success"), [
+    '{"collector":"agent"} 1',
     '{"collector":"block"} 1',
     '{"collector":"host"} 1',
     '{"collector":"rdma"} 1',
@@ -281,11 +283,11 @@ Deno.test("metrics: a collector past its time limit counts as failed", async () 
     timeoutMs: 0,
     onCollectorError: (name, reason) => told.push(`${name}: ${reason}`),
   });
-  for (const collector of ["host", "block", "rdma", "target"]) {
+  for (const collector of ["host", "block", "rdma", "target", "agent"]) {
     assert.equal(value(families, "nvmeof_scrape_collector_success", { collector }), 0);
   }
   assert.equal(families.length, 3);
-  assert.equal(told.length, 4);
+  assert.equal(told.length, 5);
   assert.match(told[0], /^host: it took longer than its limit of 0 ms$/);
 });
 

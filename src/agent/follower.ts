@@ -9,6 +9,7 @@
  */
 import { FailureError } from "../errors.ts";
 import type { ConnectOptions } from "../fabrics/connect_options.ts";
+import { haProfile } from "../fabrics/connect_table.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { type DiscoveryLogEntry, trtypeName } from "../fabrics/discovery_log.ts";
 import {
@@ -63,6 +64,17 @@ export interface FollowerIo {
   usersOf?(c: ControllerInfo): string[];
   /** A controller the agent connected is no longer its own (disconnected, or removed). */
   released?(device: string): void;
+  /** How many paths of subsystem NQN the logs read so far list (every endpoint's). */
+  pathsOf?(subnqn: string): number;
+}
+
+/** BASE with connect's HA profile for each option BASE leaves unset (what was given wins). */
+export function withHaProfile(base: ConnectOptions): ConnectOptions {
+  const profile: Record<string, number> = {};
+  for (const [f, v] of Object.entries(haProfile()) as [keyof ConnectOptions, number][]) {
+    if (base[f] === undefined) profile[f] = v;
+  }
+  return { ...base, ...profile };
 }
 
 /** The log entry's path, as the rows and the exclusion list name it. */
@@ -132,6 +144,14 @@ export class Follower {
   #onRemoval: RemovalPolicy;
   /** The paths this follower connected itself, by controller. */
   #owned = new Map<string, OwnedPath>();
+  /** The base with the HA profile for what it does not set; undefined: never the HA profile. */
+  #haBase: ConnectOptions | undefined;
+  /** What `read` left for `connect`. */
+  #pending:
+    | { reason: ScanReason; genctr: number; entries: DiscoveryLogEntry[]; all: DiscoveryLogEntry[] }
+    | undefined;
+  /** The NVM subsystem paths of the last log read whole (this host's transport, IP addresses). */
+  listed: Array<{ subnqn: string; trtype: string; traddr: string; trsvcid: string }> = [];
   /** The endpoint whose log referred to this one, if any. */
   readonly referredBy: string | undefined;
 
@@ -146,11 +166,17 @@ export class Follower {
       onRemoval?: RemovalPolicy;
       /** Paths an earlier run of the agent connected through this endpoint, still held. */
       owned?: readonly OwnedPath[];
+      /**
+       * The HA profile (connect's, for several paths) for a subsystem with several paths, in
+       * what the endpoint's options leave unset (default true).
+       */
+      ha?: boolean;
     },
   ) {
     this.referredBy = options.referredBy;
     this.#exclusions = options.exclusions ?? [];
     this.#onRemoval = options.onRemoval ?? "leave";
+    if (options.ha ?? true) this.#haBase = withHaProfile(base);
     for (const p of options.owned ?? []) {
       this.#owned.set(p.device, p);
       this.devices.add(p.device);
@@ -175,13 +201,23 @@ export class Follower {
 
   /** Reads the log at the endpoint and connects what it lists; never throws. */
   async scan(reason: ScanReason): Promise<void> {
+    await this.read(reason);
+    await this.connect();
+  }
+
+  /**
+   * The first half of a scan: reads the log at the endpoint (the paths it lists are then
+   * `listed`), and hands its referrals on; never throws. The agent reads every log of a batch
+   * before it connects any, so that a subsystem offered at several endpoints is known to have
+   * several paths before its first is connected.
+   */
+  async read(reason: ScanReason): Promise<void> {
+    this.#pending = undefined;
     if (this.#stopped) return;
     clearTimeout(this.#retry);
     this.#retry = undefined;
-    let ctrl: ControllerInfo;
-    let made: boolean;
     try {
-      ({ ctrl, made } = await this.#discoveryController());
+      const { ctrl, made } = await this.#discoveryController();
       if (ctrl.state !== "live") {
         throw new FailureError(
           `its discovery controller ${ctrl.name} is ${ctrl.state} (the kernel is reconnecting it)`,
@@ -214,12 +250,39 @@ export class Follower {
           trsvcid: e.trsvcid || this.#base.trsvcid,
         }, this.label);
       }
-      const rows = await connectEntries(
-        this.#paths,
-        this.#base,
-        entries.filter((e) => !referral(e)),
-        { follow: true, io: this.#io.connect },
-      );
+      const usable = entries.filter((e) => !referral(e));
+      this.listed = usable.filter((e) => e.subtype === 2 && !unusableEntry(e, this.#base))
+        .map((e) => entryPath(e, this.#base));
+      this.#pending = { reason, genctr, entries: usable, all: log.entries };
+    } catch (err) {
+      this.#unreachable(reason, err);
+    }
+  }
+
+  /**
+   * The second half: connects what the log read by `read` lists (a subsystem the agent knows
+   * several paths of with the HA profile), says the decisions, and applies the removal policy;
+   * nothing when the read failed. Never throws.
+   */
+  async connect(): Promise<void> {
+    const p = this.#pending;
+    this.#pending = undefined;
+    if (!p || this.#stopped) return;
+    const { reason, genctr } = p;
+    try {
+      const several = (e: DiscoveryLogEntry) =>
+        this.#haBase !== undefined && e.subtype === 2 &&
+        (this.#io.pathsOf?.(e.subnqn) ?? 1) > 1;
+      const rows = [
+        ...await connectEntries(this.#paths, this.#base, p.entries.filter((e) => !several(e)), {
+          follow: true,
+          io: this.#io.connect,
+        }),
+        ...await connectEntries(this.#paths, this.#haBase!, p.entries.filter(several), {
+          follow: true,
+          io: this.#io.connect,
+        }),
+      ];
       for (const r of rows) {
         if (r.device) this.devices.add(r.device);
         if (r.device && r.status === "connected") {
@@ -232,20 +295,24 @@ export class Follower {
       const scan = { endpoint: this.label, reason, genctr, retryInS };
       for (const d of rowDecisions(rows, this.#said, scan)) this.#io.emit(d);
       // Only a log read whole says what left it: a failed read is never "everything left".
-      await this.#leftTheLog(log.entries, { reason, genctr });
+      await this.#leftTheLog(p.all, { reason, genctr });
     } catch (err) {
-      const error = err instanceof Error ? failureReason(err) : String(err);
-      const retryInS = this.#scheduleRetry();
-      if (this.#said.changed("endpoint", `unreachable ${error}`)) {
-        this.#io.emit({
-          time: new Date().toISOString(),
-          action: "unreachable",
-          endpoint: this.label,
-          reason,
-          error,
-          retry_in_s: retryInS,
-        });
-      }
+      this.#unreachable(reason, err);
+    }
+  }
+
+  #unreachable(reason: ScanReason, err: unknown): void {
+    const error = err instanceof Error ? failureReason(err) : String(err);
+    const retryInS = this.#scheduleRetry();
+    if (this.#said.changed("endpoint", `unreachable ${error}`)) {
+      this.#io.emit({
+        time: new Date().toISOString(),
+        action: "unreachable",
+        endpoint: this.label,
+        reason,
+        error,
+        retry_in_s: retryInS,
+      });
     }
   }
 

@@ -14,7 +14,7 @@ import { blockUsers } from "../host/block_users.ts";
 import type { Exclusion } from "../persist/exclusions_conf.ts";
 import { UeventSocket } from "../net/uevent_socket.ts";
 import { CancelledError, type Canceller } from "../wait.ts";
-import type { AgentDecision } from "./decisions.ts";
+import { type AgentDecision, pathKey } from "./decisions.ts";
 import { scanOf } from "./events.ts";
 import {
   endpointLabel,
@@ -48,6 +48,8 @@ export interface AgentRequest {
   exclusions?: readonly Exclusion[];
   /** What becomes of a path the agent connected once it leaves the log (default leave). */
   onRemoval?: RemovalPolicy;
+  /** The HA profile for a subsystem with several paths (default true; false: --no-ha). */
+  ha?: boolean;
   /** procfs, for what uses a namespace (disconnect-unused). */
   proc: string;
   /** Says one decision. */
@@ -103,6 +105,7 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
       exclusions: req.exclusions,
       onRemoval: req.onRemoval,
       owned,
+      ha: req.ha,
     });
   };
   const followers = new Map<string, Follower>();
@@ -117,7 +120,10 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     }
   };
   const scheduler = new ScanScheduler(async (batch) => {
-    for (const [id, reason] of batch) await followers.get(id)?.scan(reason);
+    // Every log of the batch first, then the connects: a subsystem offered at several endpoints
+    // is known to have several paths before the first of them is connected.
+    for (const [id, reason] of batch) await followers.get(id)?.read(reason);
+    for (const id of batch.keys()) await followers.get(id)?.connect();
     saveStatus();
   }, (err) => req.note(`nvmeof agent: a scan failed: ${(err as Error).message}`));
   const emit = (d: AgentDecision) => {
@@ -132,6 +138,13 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     usersOf: (c: ControllerInfo) =>
       [...new Set(c.namespaces.map((n) => n.name))].flatMap((n) => blockUsers(roots, n)),
     released: (device) => book.released(device),
+    pathsOf: (subnqn) => {
+      const paths = new Set<string>();
+      for (const f of followers.values()) {
+        for (const p of f.listed) if (p.subnqn === subnqn) paths.add(pathKey(p));
+      }
+      return paths.size;
+    },
     referral: (to, from) => {
       const label = endpointLabel(to);
       if (followers.has(label)) return; // followed already (loops between servers end here)

@@ -73,6 +73,7 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
     rescanMs: interval,
     exclusions: exclusions.list,
     onRemoval: removal,
+    ha: v["no-ha"] !== true,
     proc: hostPaths().proc,
     emit,
     note: ctx.note,
@@ -128,7 +129,10 @@ with -a. For each it holds one persistent discovery controller (keep-alive 30 s,
 each NVM subsystem entry through connect-all's walk: controllers that exist already are
 recognised (transport, address, service id, subsystem NQN, host NQN, host address and
 interface), discovery entries are ignored. A referral the host can reach becomes an endpoint
-followed the same way. The tuning flags apply to the I/O controllers it makes.
+followed the same way. The tuning flags apply to the I/O controllers it makes. A subsystem the
+logs offer at several paths (every log of a scan is read before any connect) is connected with
+connect's HA profile for what the flags leave unset, as 'connect -a A -a B' does; --no-ha keeps
+the kernel's defaults. A path already connected keeps its settings.
 
 It reads the kernel's uevents itself (no udevd): a Discovery Log Change event on a followed
 discovery controller (NVME_AEN=0x70f002) reads that log again; its reconnection
@@ -161,6 +165,10 @@ and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
       type: "string",
       value: "POLICY",
       description: "A path it connected that leaves the log: leave (default) or disconnect-unused",
+    },
+    "no-ha": {
+      type: "boolean",
+      description: "The kernel's timeouts even for a subsystem with several paths",
     },
     "rescan-interval": {
       type: "string",

@@ -358,5 +358,17 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     );
     const unitLog = await must("host2", "cat /var/log/nvmeof-boot/nvmeof-agent.service.log");
     assert.match(unitLog, /connected nqn\.2026-12\.io\.nvmeof\.fab:agent-boot-1 via rdma/);
+    // Its start read both logs before connecting: every subsystem has two paths, each connected
+    // with connect's HA profile (kato, reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo).
+    const settings = await must(
+      "host2",
+      `for c in /sys/class/nvme/nvme*; do case "$(cat $c/subsysnqn)" in ${BOOT_PREFIX}*) ;; *) continue ;; esac
+         echo "$(cat $c/kato) $(cat $c/reconnect_delay) $(cat $c/ctrl_loss_tmo) $(cat $c/fast_io_fail_tmo)"
+       done`,
+    );
+    console.log(
+      `host2's paths (kato reconnect_delay ctrl_loss_tmo fast_io_fail_tmo):\n${settings}`,
+    );
+    assert.deepEqual(settings.trim().split("\n"), Array(4).fill("1 1 off 30"));
   });
 });

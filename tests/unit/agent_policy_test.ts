@@ -9,6 +9,8 @@ import { excludedBy, parseExclusions, readExclusions } from "../../src/persist/e
 import { blockUsers } from "../../src/host/block_users.ts";
 import { decisionText } from "../../src/agent/decisions.ts";
 import { StatusBook } from "../../src/agent/status.ts";
+import { withHaProfile } from "../../src/agent/follower.ts";
+import { haProfile } from "../../src/fabrics/connect_table.ts";
 import { UsageError } from "../../src/errors.ts";
 import { tempDir } from "../helpers.ts";
 
@@ -177,4 +179,23 @@ Deno.test("status: what an earlier run connected is carried over until it is rel
   assert.deepEqual(devices(), ["nvme3", "nvme4"]);
   book.released("nvme3");
   assert.deepEqual(devices(), ["nvme4"]);
+});
+
+Deno.test("withHaProfile: connect's HA profile for what the endpoint leaves unset, what it sets wins", () => {
+  const base = {
+    transport: "rdma" as const,
+    traddr: "10.0.0.2",
+    trsvcid: "4420",
+    nqn: "",
+    keepAliveTmo: 7,
+  };
+  const ha = withHaProfile(base);
+  const profile = haProfile();
+  assert.ok(Object.keys(profile).length >= 4);
+  for (const [f, v] of Object.entries(profile)) {
+    assert.equal(ha[f as keyof typeof ha], f === "keepAliveTmo" ? 7 : v, f);
+  }
+  assert.equal(ha.traddr, "10.0.0.2");
+  assert.equal(base.keepAliveTmo, 7, "the base is left as it was");
+  assert.equal((base as Record<string, unknown>).reconnectDelay, undefined);
 });

@@ -9,9 +9,12 @@
  * both links' discovery ports from /etc/nvme/discovery.conf, the second not answering at start
  * (said once, retried); a port added there gives each host the second path (one block device);
  * the storage server's power cut and boot, its spec (applied by its unit at boot) adding a
- * subsystem meanwhile: both hosts end with both subsystems on both paths and one discovery
- * controller per link; host2's power cut and boot: its agent, an enabled unit, connects it all
- * again. Everything made (agents, units, controllers, the target, its devices and files) is
+ * subsystem meanwhile: both hosts end with every subsystem on both paths and one discovery
+ * controller per link. Before that, host1's link 0 is blackholed for 20 s while it writes to the
+ * first subsystem: the I/O completes over link 1, nothing is disconnected, and a subsystem added
+ * once the link is back reaches both hosts on both links. host2's power cut and boot: its agent,
+ * an enabled unit, connects it all again, every path with connect's HA profile (its start read
+ * both logs before connecting). Everything made (agents, units, controllers, the target, its devices and files) is
  * removed whether the tests pass or not.
  */
 import assert from "node:assert/strict";
@@ -20,7 +23,9 @@ import {
   addr,
   boot,
   hostnqnOf,
+  keepingLinks,
   must,
+  netem,
   type Node,
   NVMEOF,
   nvmeofOn,
@@ -265,10 +270,11 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     const hostnqns = [await hostnqnOf("host1"), await hostnqnOf("host2")];
     const links = [addr("target", 0), addr("target", 1)];
     const nqns = [0, 1].map((i) => `${BOOT_PREFIX}${i}`);
+    let t0 = performance.now();
     const writeSpec = (subs: number, ports: number) =>
       must(
         "target",
-        `mkdir -p /etc/nvmeof ${IMAGES} && truncate -s 64M ${IMAGES}/0.img ${IMAGES}/1.img && ` +
+        `mkdir -p /etc/nvmeof ${IMAGES} && truncate -s 64M ${IMAGES}/0.img ${IMAGES}/1.img ${IMAGES}/2.img && ` +
           `cat > /etc/nvmeof/target.yaml <<'SPEC'\n${bootSpec(subs, ports, hostnqns)}SPEC\nsync`,
       );
     defer(() => on("target", `rm -rf ${IMAGES}; true`));
@@ -319,7 +325,7 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     await writeSpec(1, 2);
     const up = await nvmeofOn("target", ["target", "up"]);
     assert.equal(up.code, 0, up.stderr);
-    let t0 = performance.now();
+    t0 = performance.now();
     const second = await Promise.all(HOSTS.map((n) => untilPaths(n, [nqns[0]], links, 90, t0)));
     console.log(
       `second port -> second path: host1 ${second[0].toFixed(1)} s, host2 ${
@@ -331,14 +337,67 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
       assert.equal(heads.trim(), "1", `${node}: two paths, one block device`);
     }
 
-    // The storage server loses power; the spec it boots with adds a subsystem on both ports.
+    // host1's link 0 (its discovery controller there and one path) is cut while I/O runs on the
+    // subsystem: the I/O goes on over link 1, nothing is disconnected; once the link is back, the
+    // next change (a second subsystem) reaches host1 on both links.
+    const dev = (await must(
+      "host1",
+      `for n in /sys/block/nvme*n1; do case \${n##*/} in nvme*c*n1) continue ;; esac; [ "$(cat $n/device/subsysnqn 2>/dev/null || cat $n/device/device/subsysnqn)" = "${
+        nqns[0]
+      }" ] && echo /dev/\${n##*/}; done`,
+    )).trim();
+    assert.match(dev, /^\/dev\/nvme\d+n1$/);
+    await keepingLinks("host1", async () => {
+      const io = on(
+        "host1",
+        `set -e; head -c 16M /dev/urandom > /root/agent-io; for i in $(seq 0 15); do
+           dd if=/root/agent-io of=${dev} bs=1M skip=$i seek=$i count=1 oflag=direct conv=fsync status=none; sleep 1
+         done; dd if=${dev} bs=1M count=16 iflag=direct status=none | cmp - /root/agent-io && echo same`,
+        { timeout: 300 },
+      );
+      await sleep(3);
+      // A blackhole (every packet host1 sends on link 0 dropped; the carrier stays up).
+      const hole = await netem("host1", 0, "loss 100%");
+      await sleep(20);
+      const during = (await pathsOf("host1")).filter((l) => l.startsWith(BOOT_PREFIX));
+      await hole.undo();
+      assert.equal(during.length, 2, `host1 keeps both paths while link 0 is cut: ${during}`);
+      const r = await io;
+      assert.equal(r.code, 0, `I/O during the cut: ${r.stderr}`);
+      assert.equal(r.stdout.trim(), "same", "what was written during the cut reads back");
+    });
+    t0 = performance.now();
+    await untilPaths("host1", [nqns[0]], links, 120, t0);
+    await must(
+      "host1",
+      `for i in $(seq 240); do n=0; for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = nqn.2014-08.org.nvmexpress.discovery ] && [ "$(cat $c/state)" = live ] && n=$((n+1)); done; [ $n = 2 ] && exit 0; sleep 0.5; done; exit 1`,
+      { timeout: 150 },
+    );
+    console.log(
+      `host1's link 0 back -> both paths and discovery controllers live: ${
+        ((performance.now() - t0) / 1000).toFixed(1)
+      } s`,
+    );
     await writeSpec(2, 2);
+    const upB = await nvmeofOn("target", ["target", "up"]);
+    assert.equal(upB.code, 0, upB.stderr);
+    t0 = performance.now();
+    const changeB = await Promise.all(HOSTS.map((n) => untilPaths(n, nqns, links, 90, t0)));
+    console.log(
+      `after the cut, a subsystem added -> on both paths: host1 ${changeB[0].toFixed(1)} s, host2 ${
+        changeB[1].toFixed(1)
+      } s`,
+    );
+
+    // The storage server loses power; the spec it boots with adds a third subsystem.
+    nqns.push(`${BOOT_PREFIX}2`);
+    await writeSpec(3, 2);
     await powerCut("target");
     await boot("target");
     t0 = performance.now();
     const back = await Promise.all(HOSTS.map((n) => untilPaths(n, nqns, links, 180, t0)));
     console.log(
-      `storage server booted -> both subsystems on both paths: host1 ${
+      `storage server booted -> every subsystem on both paths: host1 ${
         back[0].toFixed(1)
       } s, host2 ${back[1].toFixed(1)} s`,
     );
@@ -369,6 +428,6 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     console.log(
       `host2's paths (kato reconnect_delay ctrl_loss_tmo fast_io_fail_tmo):\n${settings}`,
     );
-    assert.deepEqual(settings.trim().split("\n"), Array(4).fill("1 1 off 30"));
+    assert.deepEqual(settings.trim().split("\n"), Array(6).fill("1 1 off 30"));
   });
 });

@@ -18,7 +18,7 @@ import { kernelTooOld } from "./option_checks.ts";
 import { namespaceQueuesData, namespaceQueueSettings } from "./option_string.ts";
 import { runningKernelRelease } from "../host/kernel.ts";
 import type { FabricsPaths } from "./initiator_paths.ts";
-import { type NamespaceInfo, queueDir } from "./sysfs.ts";
+import { type ControllerInfo, type NamespaceInfo, queueDir } from "./sysfs.ts";
 
 /** What `nvmeof connect` reports (JSON keys follow sysfs and the option string). */
 export interface ConnectResult {
@@ -43,11 +43,20 @@ export interface ConnectResult {
   timing_ms?: { connect: number; ready: number };
 }
 
-/** Connects (or finds) the controller `opts` describes and waits until its block devices exist. */
+/**
+ * Connects (or finds) the controller `opts` describes and waits until its block devices exist.
+ * KNOWN: the host's controllers as the caller read them once for many connects (connect-all's
+ * walk), searched instead of reading every controller again; one made since is still found, as
+ * the kernel refuses its duplicate (EALREADY) and it is then looked for again.
+ */
 export async function connectSubsystem(
   paths: FabricsPaths,
   opts: ConnectOptions,
-  options: { progress?: (line: string) => void; readyTimeoutMs?: number } = {},
+  options: {
+    progress?: (line: string) => void;
+    readyTimeoutMs?: number;
+    known?: readonly ControllerInfo[];
+  } = {},
 ): Promise<ConnectResult> {
   const base = {
     subsysnqn: opts.nqn,
@@ -59,8 +68,8 @@ export async function connectSubsystem(
     hostid: opts.hostid ?? "",
   };
   // An identical live connection is reported, not duplicated.
-  const existing = async () => {
-    const [c] = await existingControllers(paths, opts);
+  const existing = async (from?: readonly ControllerInfo[]) => {
+    const [c] = await existingControllers(paths, opts, from);
     return c && {
       ...base,
       device: c.name,
@@ -71,7 +80,7 @@ export async function connectSubsystem(
       namespaces: c.namespaces,
     };
   };
-  const found = await existing();
+  const found = await existing(options.known);
   if (found) return found;
   const t0 = performance.now();
   let made;

@@ -175,13 +175,17 @@ export function deleteController(paths: FabricsPaths, name: string): Promise<voi
   }
 }
 
-/** The controllers matching an attempt's connection (what the kernel would call a duplicate). */
+/**
+ * The controllers matching an attempt's connection (what the kernel would call a duplicate),
+ * among FROM (a snapshot the caller read once for many attempts) or the host's controllers now.
+ */
 export async function existingControllers(
   paths: FabricsPaths,
   opts: ConnectOptions,
+  from?: readonly ControllerInfo[],
 ): Promise<ControllerInfo[]> {
   if (!opts.hostnqn) return [];
-  return (await listControllers(paths)).filter((c) =>
+  return (from ?? await listControllers(paths)).filter((c) =>
     matchesConnection(c, {
       transport: opts.transport,
       traddr: opts.traddr,

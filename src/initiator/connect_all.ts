@@ -8,6 +8,7 @@ import { type DiscoveryLogEntry, subtypeName, trtypeName } from "../fabrics/disc
 import { checkNqn } from "../fabrics/option_checks.ts";
 import type { ConnectOptions, Transport } from "../fabrics/connect_options.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
+import { listControllers } from "../fabrics/sysfs.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
 import type { SavedConnection } from "../persist/connections.ts";
@@ -64,6 +65,9 @@ export async function connectEntries(
 ): Promise<ConnectAllRow[]> {
   const { follow, io, referral } = options;
   const rows: ConnectAllRow[] = [];
+  // The host's controllers, read once for the whole log: each entry is looked for among them
+  // (a read per entry made a scan of N entries cost N times every controller's attributes).
+  const known = entries.some((e) => e.subtype === 2) ? await listControllers(paths) : [];
   const push = (row: ConnectAllRow) => rows.push(referral ? { ...row, referral } : row);
   for (const e of entries) {
     const trtype = trtypeName(e.trtype);
@@ -104,7 +108,7 @@ export async function connectEntries(
         trsvcid,
         nqn: checkNqn(e.subnqn, "the discovery log's subnqn"),
       };
-      const r = await connectSubsystem(paths, opts, { progress: io.progress });
+      const r = await connectSubsystem(paths, opts, { progress: io.progress, known });
       push(connectedRow(where, r));
     } catch (err) {
       push(failedRow(where, failureReason(err)));

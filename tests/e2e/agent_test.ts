@@ -230,7 +230,13 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
       )).catch((err) => {
         throw new Error(`${err.message}\nstdout: ${agent.stdout}\nstderr: ${agent.stderr}`);
       });
-    const state = JSON.parse(await Deno.readTextFile("/run/nvmeof/agent.json"));
+    // The state file is written once the scan that said them has ended.
+    const state = await until("the state file after the burst", 10_000, async () => {
+      const st = JSON.parse(await Deno.readTextFile("/run/nvmeof/agent.json"));
+      return st.connected.length === 4 ? st : undefined;
+    }).catch(async (err) => {
+      throw new Error(`${err.message}: ${await Deno.readTextFile("/run/nvmeof/agent.json")}`);
+    });
     console.log(
       `agent: after the burst: ${state.scans} scans, ${state.uevents} uevents, ` +
         `generation ${state.endpoints[0].genctr}`,

@@ -4,7 +4,7 @@
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { ADDRESS_FLAGS, HOST_FLAGS } from "../cli/fabrics_flags.ts";
-import { TUNING_FLAGS } from "../cli/connect_flags.ts";
+import { CONNECT_COMMAND_FLAGS, TUNING_FLAGS } from "../cli/connect_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
 import { FailureError, UsageError } from "../errors.ts";
 import { AGENT_UNIT } from "../persist/units.ts";
@@ -161,6 +161,8 @@ and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
     ...ADDRESS_FLAGS,
     ...HOST_FLAGS,
     ...TUNING_FLAGS,
+    // As connect's: no default filled in, so that the HA profile can tell it was not given.
+    "ctrl-loss-tmo": CONNECT_COMMAND_FLAGS["ctrl-loss-tmo"],
     "on-removal": {
       type: "string",
       value: "POLICY",

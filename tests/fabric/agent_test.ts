@@ -244,7 +244,7 @@ async function untilPaths(node: Node, nqns: string[], addrs: string[], bound: nu
   }
 }
 
-/** The storage server's spec at the unit's path: SUBS (image files) on PORTS (1: link 0, 2: link 1). */
+/** The storage server's spec at the unit's path: SUBS subsystems on PORTS (1: link 0, 2: link 1). */
 function bootSpec(subs: number, ports: number, hostnqns: string[]): string {
   const nqns = Array.from({ length: subs }, (_, i) => `${BOOT_PREFIX}${i}`);
   return stringify({
@@ -252,7 +252,9 @@ function bootSpec(subs: number, ports: number, hostnqns: string[]): string {
     subsystems: nqns.map((nqn, i) => ({
       nqn,
       hosts: hostnqns,
-      namespaces: [{ nsid: 1, device: `${IMAGES}/${i}.img` }],
+      // The first on the storage server's second disk, which the I/O step writes to (a file
+      // on the guests' overlay root is exported with size 0); the others are files.
+      namespaces: [{ nsid: 1, device: i === 0 ? "/dev/vdb" : `${IMAGES}/${i}.img` }],
     })),
     ports: Array.from({ length: ports }, (_, p) => ({
       id: p + 1,
@@ -413,7 +415,7 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     t0 = performance.now();
     const again = await untilPaths("host2", nqns, links, 180, t0);
     console.log(
-      `host2 booted -> its agent connected both subsystems on both paths: ${again.toFixed(1)} s`,
+      `host2 booted -> its agent connected every subsystem on both paths: ${again.toFixed(1)} s`,
     );
     const unitLog = await must("host2", "cat /var/log/nvmeof-boot/nvmeof-agent.service.log");
     assert.match(unitLog, /connected nqn\.2026-12\.io\.nvmeof\.fab:agent-boot-1 via rdma/);

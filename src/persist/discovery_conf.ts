@@ -77,11 +77,29 @@ const IGNORED_BOOL_FLAGS = new Set([
 ]);
 
 /** The words of one line of nvme-cli's files: quoted words kept whole. */
-export function splitWords(line: string): string[] {
+function splitWords(line: string): string[] {
   const words: string[] = [];
   const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
   for (const m of line.matchAll(re)) words.push(m[1] ?? m[2] ?? m[3]);
   return words;
+}
+
+/** One flag word of nvme-cli's files: `--name`, `-n`, `--name=value`. */
+export const FLAG_WORD = /^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$/;
+
+/**
+ * The lines of one of nvme-cli's flag files (discovery.conf, exclusions.conf) that say something:
+ * comments (`#` on) and blank lines left out, each with its words and where it is
+ * (`SOURCE line N`, for messages).
+ */
+export function flagLines(text: string, source: string): Array<{ where: string; words: string[] }> {
+  const out: Array<{ where: string; words: string[] }> = [];
+  const lines = text.split("\n");
+  for (let ln = 0; ln < lines.length; ln++) {
+    const line = lines[ln].replace(/#.*$/, "").trim();
+    if (line) out.push({ where: `${source} line ${ln + 1}`, words: splitWords(line) });
+  }
+  return out;
 }
 
 /** Parses discovery.conf text: each line a discovery controller. */
@@ -92,17 +110,12 @@ export async function importDiscoveryConf(
   etc: string,
 ): Promise<ImportResult> {
   const out: ImportResult = { connections: [], notes: [], keyFiles: [] };
-  const lines = text.split("\n");
-  for (let ln = 0; ln < lines.length; ln++) {
-    const line = lines[ln].replace(/#.*$/, "").trim();
-    if (!line) continue;
-    const where = `${source} line ${ln + 1}`;
-    const words = splitWords(line);
+  for (const { where, words } of flagLines(text, source)) {
     const raw: Record<string, string | boolean> = {};
     const ignored: string[] = [];
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
-      const m = /^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$/.exec(w);
+      const m = FLAG_WORD.exec(w);
       // A word may be (part of) a DH-HMAC-CHAP key: messages name a flag by its name only and
       // a stray word by its position, never by its text.
       if (!m) {

@@ -5,7 +5,7 @@
  * excludes every discovery log entry that matches all the fields it gives. `#` starts a comment.
  */
 import { quote, UsageError } from "../errors.ts";
-import { splitWords } from "./discovery_conf.ts";
+import { FLAG_WORD, flagLines } from "./discovery_conf.ts";
 import { readNvmeCliFile } from "./nvme_cli_import.ts";
 
 /** The file's name under nvme-cli's directory. */
@@ -41,15 +41,10 @@ const FIELDS: Record<string, keyof Omit<Exclusion, "where">> = {
 /** Parses the text of an exclusion list; SOURCE names it in errors. */
 export function parseExclusions(text: string, source: string): Exclusion[] {
   const out: Exclusion[] = [];
-  const lines = text.split("\n");
-  for (let ln = 0; ln < lines.length; ln++) {
-    const line = lines[ln].replace(/#.*$/, "").trim();
-    if (!line) continue;
-    const where = `${source} line ${ln + 1}`;
-    const words = splitWords(line);
+  for (const { where, words } of flagLines(text, source)) {
     const e: Exclusion = { where };
     for (let i = 0; i < words.length; i++) {
-      const m = /^(--?)([A-Za-z][A-Za-z0-9_-]*)(=(.*))?$/.exec(words[i]);
+      const m = FLAG_WORD.exec(words[i]);
       const field = m && Object.hasOwn(FIELDS, m[2]) ? FIELDS[m[2]] : undefined;
       if (!m || !field) {
         throw new UsageError(`${where}: ${quote(words[i])} is not an exclusion flag.`, {

@@ -124,6 +124,11 @@ interface Line {
   made?: boolean;
 }
 
+/** `nvmeof agent` at this test's port as this test's host, one I/O queue, JSON lines; and MORE. */
+function agentArgs(more: string[]): string[] {
+  return ["agent", "-a", ADDR, "-s", SVC, "-q", HQ, "-I", HI, "-i", "1", "-o", "json", ...more];
+}
+
 function lines(stdout: string): Line[] {
   return stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
@@ -143,23 +148,7 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     const up = await sh(UP);
     assert.equal(up.code, 0, `target setup failed: ${up.stderr}`);
     await using agent = spawnNvmeof(
-      [
-        "agent",
-        "-a",
-        ADDR,
-        "-s",
-        SVC,
-        "-q",
-        HQ,
-        "-I",
-        HI,
-        "-i",
-        "1",
-        "--rescan-interval",
-        "0",
-        "-o",
-        "json",
-      ],
+      agentArgs(["--rescan-interval", "0"]),
       { env: { NVMEOF_ETC_NVME: "/nonexistent" } },
     );
     const started = agent.t0;
@@ -295,23 +284,7 @@ Deno.test("agent uses nvme-cli's persistent discovery controller and reads the l
     const cli = p.stdout.trim();
     assert.match(cli, /^nvme\d+$/, `nvme discover -p made no discovery controller: ${p.stderr}`);
     await using agent = spawnNvmeof(
-      [
-        "agent",
-        "-a",
-        ADDR,
-        "-s",
-        SVC,
-        "-q",
-        HQ,
-        "-I",
-        HI,
-        "-i",
-        "1",
-        "--rescan-interval",
-        "0",
-        "-o",
-        "json",
-      ],
+      agentArgs(["--rescan-interval", "0"]),
       { env: { NVMEOF_ETC_NVME: "/nonexistent" } },
     );
     const fail = (err: Error) => {
@@ -427,22 +400,6 @@ Deno.test("agent's policies: the exclusion list keeps a subsystem out; what leav
     );
     assert.equal(up.code, 0, `target setup failed: ${up.stderr}`);
     await Deno.writeTextFile(`${etc}/exclusions.conf`, `# kept out\n--nqn=${fourth}\n`);
-    const agentArgs = (more: string[]) => [
-      "agent",
-      "-a",
-      ADDR,
-      "-s",
-      SVC,
-      "-q",
-      HQ,
-      "-I",
-      HI,
-      "-i",
-      "1",
-      "-o",
-      "json",
-      ...more,
-    ];
     const said = (agent: { stdout: string }, action: string, nqn: string) =>
       lines(agent.stdout).find((l) => l.action === action && l.subnqn === nqn);
     const wait = (agent: { stdout: string; stderr: string }, action: string, nqn: string) =>

@@ -14,7 +14,9 @@
  * first subsystem: the I/O completes over link 1, nothing is disconnected, and a subsystem added
  * once the link is back reaches both hosts on both links. host2's power cut and boot: its agent,
  * an enabled unit, connects it all again, every path with connect's HA profile (its start read
- * both logs before connecting). Everything made (agents, units, controllers, the target, its devices and files) is
+ * both logs before connecting). A third test makes host2 a second storage server that the first
+ * refers to: host1's agent connects both servers' subsystems, and one added on the second server
+ * later, from that server's own log change event. Everything made (agents, units, controllers, the target, its devices and files) is
  * removed whether the tests pass or not.
  */
 import assert from "node:assert/strict";
@@ -108,12 +110,15 @@ async function untilDevice(node: Node, nqn: string, t0: number): Promise<number>
   }
 }
 
+/** NODE holds no two controllers of one subsystem. */
+async function assertNoDuplicatesOn(node: Node): Promise<void> {
+  const nqns = (await controllers(node)).map((l) => l.split(" ")[0]);
+  assert.deepEqual(nqns, [...new Set(nqns)], `${node}: a subsystem with two controllers`);
+}
+
 /** No host holds two controllers of one subsystem. */
 async function assertNoDuplicates(): Promise<void> {
-  for (const node of HOSTS) {
-    const nqns = (await controllers(node)).map((l) => l.split(" ")[0]);
-    assert.deepEqual(nqns, [...new Set(nqns)], `${node}: a subsystem with two controllers`);
-  }
+  for (const node of HOSTS) await assertNoDuplicatesOn(node);
 }
 
 /** A script deleting every controller at ADDRS' port 4420 (discovery and I/O). */
@@ -431,5 +436,97 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
       `host2's paths (kato reconnect_delay ctrl_loss_tmo fast_io_fail_tmo):\n${settings}`,
     );
     assert.deepEqual(settings.trim().split("\n"), Array(6).fill("1 1 off 30"));
+  });
+});
+
+Deno.test("agent follows a referral to a second storage server and that server's own changes", async () => {
+  await withCleanup(async (defer) => {
+    const hq1 = await hostnqnOf("host1");
+    const [subA, subB, subB2] = ["ref-a", "ref-b", "ref-b2"].map((n) => `${PREFIX}${n}`);
+    // host2 serves here as the second storage server (nvmet is on every node).
+    const servers: [Node, string[]][] = [["target", ["ref_a"]], ["host2", ["ref_b", "ref_b2"]]];
+    for (const [node, devs] of servers) {
+      defer(() =>
+        on(
+          node,
+          devs.map((n) =>
+            `echo 0 > /sys/kernel/config/nullb/nullb_${n}/power; rmdir /sys/kernel/config/nullb/nullb_${n}`
+          ).join("; ") + "; true",
+        )
+      );
+      await must(
+        node,
+        "modprobe null_blk nr_devices=0; " + devs.map((n) => {
+          const d = `/sys/kernel/config/nullb/nullb_${n}`;
+          return `mkdir ${d} && echo 64 > ${d}/size && echo 1 > ${d}/memory_backed && echo 1 > ${d}/power`;
+        }).join(" && "),
+      );
+      defer(() =>
+        nvmeofOn(node, ["target", "down", "-f", "/etc/nvmeof/agent-referral.yaml", "--force"])
+      );
+    }
+    const upOn = async (node: Node, subs: string[], devs: string[], referTo?: string) => {
+      const spec = {
+        hosts: [{ nqn: hq1 }],
+        subsystems: subs.map((nqn, i) => ({
+          nqn,
+          hosts: [hq1],
+          namespaces: [{ nsid: 1, device: `/dev/nullb_${devs[i]}` }],
+        })),
+        ports: [{
+          id: 1,
+          trtype: "rdma",
+          adrfam: "ipv4",
+          traddr: addr(node, 0),
+          trsvcid: 4420,
+          subsystems: subs,
+          ...(referTo ? { referrals: [{ traddr: referTo, trsvcid: 4420 }] } : {}),
+        }],
+      };
+      await must(
+        node,
+        `mkdir -p /etc/nvmeof && cat > /etc/nvmeof/agent-referral.yaml <<'SPEC'\n${
+          stringify(spec)
+        }SPEC`,
+      );
+      const r = await nvmeofOn(node, ["target", "up", "-f", "/etc/nvmeof/agent-referral.yaml"]);
+      assert.equal(r.code, 0, `${node}: target up: ${r.stderr}`);
+    };
+    await upOn("host2", [subB], ["ref_b"]);
+    await upOn("target", [subA], ["ref_a"], addr("host2", 0));
+
+    defer(() => on("host1", deleteAll([addr("target", 0), addr("host2", 0)])));
+    defer(() =>
+      on(
+        "host1",
+        `p=$(cat ${WORK}/referral-agent.pid 2>/dev/null) && kill "$p"; for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done; echo "--- agent on host1"; cat ${WORK}/referral-agent.log; true`,
+      ).then((r) => console.log(r.stdout))
+    );
+    await must(
+      "host1",
+      `mkdir -p ${WORK}; (exec ${NVMEOF} agent -t rdma -a ${
+        addr("target", 0)
+      } -s 4420 --rescan-interval 0 -o json) </dev/null >${WORK}/referral-agent.log 2>&1 & echo $! >${WORK}/referral-agent.pid`,
+    );
+    let t0 = performance.now();
+    for (const nqn of [subA, subB]) await untilDevice("host1", nqn, t0);
+    // The second server changes: its own discovery port's log change event reaches host1's agent
+    // through the persistent discovery controller it made for the referral.
+    await upOn("host2", [subB, subB2], ["ref_b", "ref_b2"]);
+    t0 = performance.now();
+    const s = await untilDevice("host1", subB2, t0);
+    console.log(`second storage server's change -> block device on host1: ${s.toFixed(1)} s`);
+    const log = (await must("host1", `cat ${WORK}/referral-agent.log`)).split("\n")
+      .filter(Boolean).map((l) => JSON.parse(l));
+    const referred = log.find((l) => l.action === "following" && l.referred_by);
+    assert.ok(referred, "a discovery controller followed for the referral");
+    assert.match(
+      referred.endpoint,
+      new RegExp(`^rdma ${addr("host2", 0).replaceAll(".", "\\.")}:4420`),
+    );
+    const b2 = log.find((l) => l.action === "connected" && l.subnqn === subB2);
+    assert.equal(b2?.reason, "log-changed");
+    assert.equal(b2?.traddr, addr("host2", 0));
+    await assertNoDuplicatesOn("host1");
   });
 });

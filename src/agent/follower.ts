@@ -199,12 +199,6 @@ export class Follower {
     clearTimeout(this.#retry);
   }
 
-  /** Reads the log at the endpoint and connects what it lists; never throws. */
-  async scan(reason: ScanReason): Promise<void> {
-    await this.read(reason);
-    await this.connect();
-  }
-
   /**
    * The first half of a scan: reads the log at the endpoint (the paths it lists are then
    * `listed`), and hands its referrals on; never throws. The agent reads every log of a batch

@@ -87,7 +87,13 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
   using socket = new UeventSocket();
   const endpoints = uniqueEndpoints(req.endpoints);
   const before = inherited();
-  const book = new StatusBook(endpoints.map(endpointLabel), new Date(), before);
+  const labels = endpoints.map(endpointLabel);
+  // What an earlier run connected through an endpoint this run does not follow is not its own.
+  const book = new StatusBook(
+    labels,
+    new Date(),
+    before.filter((c) => labels.includes(c.endpoint)),
+  );
   const roots = { sysfs: paths.sysfs, dev: paths.dev, proc: req.proc };
   const follower = (o: ConnectOptions, referredBy?: string) => {
     const label = endpointLabel(o);
@@ -149,6 +155,7 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
       const label = endpointLabel(to);
       if (followers.has(label)) return; // followed already (loops between servers end here)
       const f = follower(to, from);
+      book.inherit(before.filter((c) => c.endpoint === label));
       followers.set(label, f);
       book.add(label);
       scheduler.request(label, "referral");

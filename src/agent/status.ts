@@ -125,6 +125,15 @@ export class StatusBook {
     delete e.error;
   }
 
+  /** What an earlier run connected through an endpoint learnt while running (a referral's). */
+  inherit(connected: readonly ConnectedStatus[]): void {
+    for (const c of connected) {
+      if (!this.#status.connected.some((k) => k.device === c.device)) {
+        this.#status.connected.push(c);
+      }
+    }
+  }
+
   /** Controller DEVICE is no longer the agent's (it disconnected it, or the kernel removed it). */
   released(device: string): void {
     this.#status.connected = this.#status.connected.filter((c) => c.device !== device);

@@ -179,6 +179,11 @@ Deno.test("status: what an earlier run connected is carried over until it is rel
   assert.deepEqual(devices(), ["nvme3", "nvme4"]);
   book.released("nvme3");
   assert.deepEqual(devices(), ["nvme4"]);
+  // A referral's endpoint, learnt while running: what an earlier run connected there, once.
+  const referred = { ...earlier, endpoint: "rdma 10.0.0.3:4420", device: "nvme7" };
+  book.inherit([referred, { ...earlier, device: "nvme4" }]);
+  book.inherit([referred]);
+  assert.deepEqual(devices(), ["nvme4", "nvme7"]);
 });
 
 Deno.test("withHaProfile: connect's HA profile for what the endpoint leaves unset, what it sets wins", () => {

@@ -146,6 +146,8 @@ export class Follower {
   #owned = new Map<string, OwnedPath>();
   /** The base with the HA profile for what it does not set; undefined: never the HA profile. */
   #haBase: ConnectOptions | undefined;
+  /** Saved connections whose options a path they name is connected with. */
+  #saved: readonly ConnectOptions[];
   /** What `read` left for `connect`. */
   #pending:
     | { reason: ScanReason; genctr: number; entries: DiscoveryLogEntry[]; all: DiscoveryLogEntry[] }
@@ -171,12 +173,18 @@ export class Follower {
        * what the endpoint's options leave unset (default true).
        */
       ha?: boolean;
+      /**
+       * Saved connections (`connect --persist`): a path one of them names is connected with its
+       * options over the endpoint's and the HA profile's.
+       */
+      saved?: readonly ConnectOptions[];
     },
   ) {
     this.referredBy = options.referredBy;
     this.#exclusions = options.exclusions ?? [];
     this.#onRemoval = options.onRemoval ?? "leave";
     if (options.ha ?? true) this.#haBase = withHaProfile(base);
+    this.#saved = options.saved ?? [];
     for (const p of options.owned ?? []) {
       this.#owned.set(p.device, p);
       this.devices.add(p.device);
@@ -267,16 +275,24 @@ export class Follower {
       const several = (e: DiscoveryLogEntry) =>
         this.#haBase !== undefined && e.subtype === 2 &&
         (this.#io.pathsOf?.(e.subnqn) ?? 1) > 1;
-      const rows = [
-        ...await connectEntries(this.#paths, this.#base, p.entries.filter((e) => !several(e)), {
-          follow: true,
-          io: this.#io.connect,
-        }),
-        ...await connectEntries(this.#paths, this.#haBase!, p.entries.filter(several), {
-          follow: true,
-          io: this.#io.connect,
-        }),
-      ];
+      // Each entry's options: the endpoint's (the HA profile's where it has several paths),
+      // under those of a saved connection that names its path; one walk per set of options.
+      const groups = new Map<ConnectOptions, DiscoveryLogEntry[]>();
+      for (const e of p.entries) {
+        const base = several(e) ? this.#haBase! : this.#base;
+        const saved = e.subtype === 2 ? this.#savedFor(e, base) : undefined;
+        const key = saved ?? base;
+        groups.set(key, [...groups.get(key) ?? [], e]);
+      }
+      const rows = [];
+      for (const [base, entries] of groups) {
+        rows.push(
+          ...await connectEntries(this.#paths, base, entries, {
+            follow: true,
+            io: this.#io.connect,
+          }),
+        );
+      }
       for (const r of rows) {
         if (r.device) this.devices.add(r.device);
         if (r.device && r.status === "connected") {
@@ -293,6 +309,22 @@ export class Follower {
     } catch (err) {
       this.#unreachable(reason, err);
     }
+  }
+
+  /**
+   * BASE under the options of the saved connection that names entry E's path (subsystem,
+   * transport, address, service id, host NQN, host address), or undefined when none does.
+   */
+  #savedFor(e: DiscoveryLogEntry, base: ConnectOptions): ConnectOptions | undefined {
+    const p = entryPath(e, base);
+    const c = this.#saved.find((s) =>
+      s.nqn === p.subnqn && s.transport === p.trtype && s.traddr === p.traddr &&
+      s.trsvcid === p.trsvcid && s.hostnqn === base.hostnqn &&
+      (s.hostTraddr ?? "") === (base.hostTraddr ?? "")
+    );
+    if (!c) return undefined;
+    const own = Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined));
+    return { ...base, ...own, nqn: "" };
   }
 
   #unreachable(reason: ScanReason, err: unknown): void {

@@ -50,6 +50,8 @@ export interface AgentRequest {
   onRemoval?: RemovalPolicy;
   /** The HA profile for a subsystem with several paths (default true; false: --no-ha). */
   ha?: boolean;
+  /** Saved connections (connections.yaml): their options for the paths they name. */
+  saved?: readonly ConnectOptions[];
   /** procfs, for what uses a namespace (disconnect-unused). */
   proc: string;
   /** Says one decision. */
@@ -112,6 +114,7 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
       onRemoval: req.onRemoval,
       owned,
       ha: req.ha,
+      saved: req.saved,
     });
   };
   const followers = new Map<string, Follower>();

@@ -55,6 +55,14 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
   const v = ctx.values;
   const paths = fabricsPaths();
   const exclusions = readExclusions(paths.etcNvme);
+  const { connectionsFile, persistPaths } = await import("../persist/etc_paths.ts");
+  const { isDiscoveryEntry, loadConnections, optionsFromSaved } = await import(
+    "../persist/connections.ts"
+  );
+  const saved = await Promise.all(
+    (await loadConnections(connectionsFile(persistPaths())))
+      .filter((c) => !isDiscoveryEntry(c)).map(optionsFromSaved),
+  );
   const given = v.traddr !== undefined;
   const flags = await connectOptionsFromFlags({ ...v, traddr: v.traddr ?? "0.0.0.0" }, paths, "");
   const host = { hostnqn: flags.hostnqn!, hostid: flags.hostid! };
@@ -74,6 +82,7 @@ async function agentRun(ctx: RunContext): Promise<CommandResult> {
     exclusions: exclusions.list,
     onRemoval: removal,
     ha: v["no-ha"] !== true,
+    saved,
     proc: hostPaths().proc,
     emit,
     note: ctx.note,
@@ -132,7 +141,9 @@ interface), discovery entries are ignored. A referral the host can reach becomes
 followed the same way. The tuning flags apply to the I/O controllers it makes. A subsystem the
 logs offer at several paths (every log of a scan is read before any connect) is connected with
 connect's HA profile for what the flags leave unset, as 'connect -a A -a B' does; --no-ha keeps
-the kernel's defaults. A path already connected keeps its settings.
+the kernel's defaults. A path a saved connection names ('connect --persist', in
+/etc/nvmeof/connections.yaml) is connected with its saved options over all of these. A path
+already connected keeps its settings.
 
 It reads the kernel's uevents itself (no udevd): a Discovery Log Change event on a followed
 discovery controller (NVME_AEN=0x70f002) reads that log again; its reconnection

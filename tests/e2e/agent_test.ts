@@ -400,6 +400,12 @@ Deno.test("agent's policies: the exclusion list keeps a subsystem out; what leav
     );
     assert.equal(up.code, 0, `target setup failed: ${up.stderr}`);
     await Deno.writeTextFile(`${etc}/exclusions.conf`, `# kept out\n--nqn=${fourth}\n`);
+    // A saved connection (as `connect --persist` writes it) for KEEP's path, keep-alive 17 s.
+    await Deno.writeTextFile(
+      `${etc}/connections.yaml`,
+      `connections:\n  - transport: rdma\n    traddr: ${ADDR}\n    trsvcid: "${SVC}"\n` +
+        `    nqn: ${keep}\n    hostnqn: ${HQ}\n    hostid: ${HI}\n    keep_alive_tmo: 17\n`,
+    );
     const said = (agent: { stdout: string }, action: string, nqn: string) =>
       lines(agent.stdout).find((l) => l.action === action && l.subnqn === nqn);
     const wait = (agent: { stdout: string; stderr: string }, action: string, nqn: string) =>
@@ -411,9 +417,16 @@ Deno.test("agent's policies: the exclusion list keeps a subsystem out; what leav
     // The default policy: the excluded subsystem is never connected; one that leaves is left.
     {
       await using agent = spawnNvmeof(agentArgs(["--rescan-interval", "0"]), {
-        env: { NVMEOF_ETC_NVME: etc },
+        env: { NVMEOF_ETC_NVME: etc, NVMEOF_ETC: etc },
       });
       for (const q of [FIRST, SECOND, third, keep]) await wait(agent, "connected", q);
+      // The saved connection's options for its path; the others keep the kernel's (5 s).
+      const kato = await sh(
+        [keep, FIRST].map((q) =>
+          `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = "${q}" ] && cat $c/kato; done`
+        ).join("; "),
+      );
+      assert.deepEqual(kato.stdout.trim().split("\n"), ["17", "5"], "saved kato, default kato");
       const skipped = await wait(agent, "skipped", fourth);
       assert.match(
         (skipped as Line & { error: string }).error,
@@ -445,7 +458,7 @@ Deno.test("agent's policies: the exclusion list keeps a subsystem out; what leav
     // disconnect-unused, in a second run: what the first run connected is still the agent's.
     await using agent = spawnNvmeof(
       agentArgs(["--rescan-interval", "3", "--on-removal", "disconnect-unused"]),
-      { env: { NVMEOF_ETC_NVME: etc } },
+      { env: { NVMEOF_ETC_NVME: etc, NVMEOF_ETC: etc } },
     );
     const gone = await wait(agent, "disconnected", third);
     assert.equal(gone.reason, "start", "the earlier run's path, taken away at this run's start");

@@ -342,11 +342,6 @@ export class Follower {
     }
   }
 
-  /** The paths this follower connected itself (for the status, and a later run). */
-  get owned(): OwnedPath[] {
-    return [...this.#owned.values()];
-  }
-
   /** ENTRIES without those the exclusion list names; each exclusion said once. */
   #withoutExcluded(
     entries: DiscoveryLogEntry[],

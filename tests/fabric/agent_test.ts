@@ -161,12 +161,7 @@ Deno.test("agent on two compute nodes: what the storage server adds reaches the 
 
     // The agents: their controllers (discovery and I/O, all at TRADDR:4420) go with them.
     for (const node of HOSTS) {
-      defer(() =>
-        on(
-          node,
-          `for c in /sys/class/nvme/nvme*; do grep -q "traddr=${TRADDR},trsvcid=4420" $c/address 2>/dev/null && echo 1 > $c/delete_controller; done; true`,
-        )
-      );
+      defer(() => on(node, deleteAll([TRADDR])));
       defer(() =>
         on(
           node,

@@ -16,6 +16,7 @@
  */
 import { ROOT } from "../../../tests/helpers.ts";
 import { addr, HOSTS, must, type Node, NVMEOF, on } from "../../../tests/fabric/fabric.ts";
+import { deleteControllers } from "../../../tests/fabric/plain_target.ts";
 import { controller } from "../../../tests/fleet/ansible/controller.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? "10");
@@ -167,12 +168,11 @@ async function main(): Promise<void> {
   } finally {
     await stopAgents();
     for (const node of HOSTS) {
+      // The subsystems' controllers, then the agents' discovery controllers at the port.
       await on(
         node,
-        nqns.map((n) =>
-          `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn 2>/dev/null)" = "${n}" ] && echo 1 > $c/delete_controller; done`
-        ).join("\n") +
-          `\nfor c in /sys/class/nvme/nvme*; do grep -q "traddr=${
+        `${deleteControllers(nqns)}\n` +
+          `for c in /sys/class/nvme/nvme*; do grep -q "traddr=${
             addr("target", 0)
           },trsvcid=4420" $c/address 2>/dev/null && echo 1 > $c/delete_controller; done; rm -rf ${WORK}; true`,
       );

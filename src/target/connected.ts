@@ -271,7 +271,8 @@ export function busyMessage(r: BusyReport, doer = "this"): string {
 
 /** What to do about a refusal. */
 export const BUSY_HINT =
-  "Disconnect them first (nvme disconnect -n NQN on each host), or pass --force to remove it anyway.";
+  "Disconnect them first ('nvmeof disconnect -n NQN', or nvme-cli's 'nvme disconnect -n NQN', on " +
+  "each host), or pass --force to remove it anyway.";
 
 /** Options of refuseWhileConnected. */
 export interface RefuseOptions {

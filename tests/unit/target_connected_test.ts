@@ -183,7 +183,7 @@ Deno.test("busyMessage names the port, its address, what it serves and the peer 
   );
 });
 
-Deno.test("refuseWhileConnected throws a FailureError with the --force hint, and passes when idle", () => {
+Deno.test("refuseWhileConnected throws a FailureError with nvmeof's disconnect and the --force hint, and passes when idle", () => {
   const steps: Step[] = [{ op: "rmdir", path: "ports/2" }];
   const tcp = () => [{
     local: { address: "10.78.0.1", port: 4420 },
@@ -193,7 +193,7 @@ Deno.test("refuseWhileConnected throws a FailureError with the --force hint, and
     () => refuseWhileConnected(LIVE, steps, { sources: sources({ tcp }) }),
     (err: unknown) =>
       err instanceof FailureError && /port 2 \(tcp 10\.78\.0\.1:4420/.test(err.message) &&
-      /--force/.test(err.hint ?? ""),
+      /'nvmeof disconnect -n NQN'/.test(err.hint ?? "") && /--force/.test(err.hint ?? ""),
   );
   refuseWhileConnected(LIVE, steps, { sources: sources() });
 });

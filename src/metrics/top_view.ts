@@ -146,13 +146,16 @@ const MS = 1000;
 /** Values of the one-hot state gauges and the `_up`/`_listening` gauges that mean "yes". */
 const ON = 1;
 
-/** One collection, indexed by family name. */
+/** One collection, indexed by family name, and each family's samples by their labels on first use. */
 class Families {
   #byName = new Map<string, Sample[]>();
+  #byLabels = new Map<string, Map<string, number>>();
 
   constructor(families: readonly MetricFamily[]) {
     for (const f of families) {
-      this.#byName.set(f.name, [...this.#byName.get(f.name) ?? [], ...f.samples]);
+      const list = this.#byName.get(f.name);
+      if (list) list.push(...f.samples);
+      else this.#byName.set(f.name, [...f.samples]);
     }
   }
 
@@ -160,15 +163,40 @@ class Families {
     return this.#byName.get(name) ?? [];
   }
 
-  /** The value of NAME's sample whose labels match LABELS (all of them), or undefined. */
+  /**
+   * The value of NAME's sample whose labels are LABELS (the same names and values), or
+   * undefined: one lookup, since a view asks this for every device of hundreds of paths.
+   */
   value(name: string, labels: Readonly<Record<string, string>>): number | undefined {
-    return this.samples(name).find((s) => sameLabels(s.labels, labels))?.value;
+    let index = this.#byLabels.get(name);
+    if (!index) {
+      index = new Map();
+      for (const s of this.samples(name)) {
+        const key = labelKey(s.labels);
+        if (!index.has(key)) index.set(key, s.value);
+      }
+      this.#byLabels.set(name, index);
+    }
+    return index.get(labelKey(labels));
   }
 }
 
-function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>) {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+/** A key equal for two label sets exactly when they have the same names and values. */
+function labelKey(labels: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+}
+
+/** Groups ITEMS by KEY, in their order. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    if (k === undefined) continue;
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
 
 /** Whether every label of WANT is on S with the same value. */
@@ -286,6 +314,7 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
     list.push({ nsid: s.labels.nsid, state: s.labels.state });
     ana.set(s.labels.controller, list);
   }
+  const devicesOf = groupBy(io, (r) => r.role === "path" ? r.controller : undefined);
   const paths: PathRow[] = cur.samples("nvmeof_path_info").map(({ labels: l }) => ({
     controller: l.controller,
     transport: l.transport ?? "",
@@ -296,7 +325,7 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
     state: states.get(l.controller) ??
       (ups.get(l.controller) === true ? "live" : ups.has(l.controller) ? "down" : "unknown"),
     ana: (ana.get(l.controller) ?? []).sort((a, b) => natural(a.nsid, b.nsid)),
-    devices: io.filter((r) => r.role === "path" && r.controller === l.controller),
+    devices: devicesOf.get(l.controller) ?? [],
   })).sort((a, b) => natural(a.controller, b.controller));
   const nqnOf = new Map(
     cur.samples("nvmeof_path_info").map((s) => [s.labels.controller, s.labels.subsystem_nqn]),
@@ -309,8 +338,10 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
   );
   const heads = io.filter((r) => r.role === "head" || r.role === "namespace");
   const nqns = new Set([...info.keys(), ...nqnOf.values(), ...heads.map((r) => r.subsystem_nqn)]);
+  const pathsOf = groupBy(paths, (p) => nqnOf.get(p.controller));
+  const headsOf = groupBy(heads, (r) => r.subsystem_nqn);
   return [...nqns].sort(natural).map((nqn) => {
-    const mine = paths.filter((p) => nqnOf.get(p.controller) === nqn);
+    const mine = pathsOf.get(nqn) ?? [];
     const count = (name: string, fallback: number) =>
       cur.value(name, { subsystem_nqn: nqn }) ?? fallback;
     return {
@@ -322,7 +353,7 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
         mine.filter((p) => p.state === "live").length,
       ),
       paths_total: count("nvmeof_subsystem_paths", mine.length),
-      namespaces: heads.filter((r) => r.subsystem_nqn === nqn),
+      namespaces: headsOf.get(nqn) ?? [],
       paths: mine,
     };
   });

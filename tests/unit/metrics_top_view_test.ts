@@ -141,3 +141,66 @@ Deno.test("top view: collectors that failed are named", () => {
   ]);
   assert.deepEqual(topView(undefined, [ok], at).failed_collectors, ["rdma"]);
 });
+
+/**
+ * A compute node with hundreds of paths: a view's work grows with its devices, not their square.
+ * The same view at 32 and 256 paths (each a controller of its own subsystem, with its device and
+ * a head) over samples whose labels count every read; 8× the paths may read at most 10× as much
+ * (a lookup that scans every sample per device reads 64× as much). Counting, not timing.
+ */
+Deno.test("top view: a view of 8x the paths reads about 8x as many labels, not 64x", () => {
+  const labelReads = (n: number) => {
+    const count = { reads: 0 };
+    const counted = (families: ReturnType<typeof block>) =>
+      families.map((f) => ({
+        ...f,
+        samples: f.samples.map((s) => ({
+          value: s.value,
+          labels: new Proxy(s.labels, {
+            get(t, k, r) {
+              count.reads++;
+              return Reflect.get(t, k, r);
+            },
+            ownKeys(t) {
+              count.reads++;
+              return Reflect.ownKeys(t);
+            },
+          }),
+        })),
+      }));
+    const nqn = (i: number) => `${NQN}-${i}`;
+    const collection = () =>
+      counted([
+        fam(
+          "nvmeof_path_info",
+          "gauge",
+          Array.from({ length: n }, (_, i) => [{
+            controller: `nvme${i}`,
+            subsystem_nqn: nqn(i),
+            transport: "rdma",
+            traddr: "10.78.0.1",
+            trsvcid: "4420",
+          }, 1]),
+        ),
+        ...block(
+          Array.from({ length: n }, (_, i) => [
+            [{ device: `nvme${i}n1`, role: "head", subsystem_nqn: nqn(i), nsid: "1" }, zero],
+            [{
+              device: `nvme${i}c${i}n1`,
+              role: "path",
+              subsystem_nqn: nqn(i),
+              nsid: "1",
+              controller: `nvme${i}`,
+            }, zero],
+          ]).flat() as Parameters<typeof block>[0],
+        ),
+      ]);
+    const v = topView(collection(), collection(), at);
+    assert.equal(v.subsystems.length, n);
+    assert.ok(v.subsystems.every((s) => s.paths.length === 1 && s.paths[0].devices.length === 1));
+    return count.reads;
+  };
+  const small = labelReads(32);
+  const big = labelReads(256);
+  assert.ok(big <= small * 10, `32 paths: ${small} label reads, 256 paths: ${big}`);
+});

@@ -6,6 +6,7 @@
  */
 import type { LiveTree } from "../configfs/nvmet.ts";
 import type { FabricsPaths } from "../fabrics/initiator_paths.ts";
+import type { SubsystemInfo } from "../fabrics/sysfs.ts";
 import { type BlockStat, readBlockStat, STAT_SECTOR_BYTES } from "../host/block_stat.ts";
 import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
@@ -17,6 +18,8 @@ const MS_PER_SECOND = 1000;
 /** What the block collector reads. */
 export interface BlockSources {
   paths: FabricsPaths;
+  /** The fabrics subsystems (default: read from `paths`); a collection shares one read. */
+  subsystems?: () => Promise<SubsystemInfo[]>;
   /** The nvmet tree, when this machine is a target (its namespaces' backing devices). */
   target?: () => LiveTree | undefined;
 }
@@ -37,7 +40,7 @@ export function backingDevice(devicePath: string): string | undefined {
 /** The devices to read, with their labels. */
 async function devices(o: BlockSources): Promise<[string, DeviceLabels][]> {
   const out: [string, DeviceLabels][] = [];
-  for (const s of await fabricsSubsystems(o.paths)) {
+  for (const s of await (o.subsystems?.() ?? fabricsSubsystems(o.paths))) {
     const subsystem_nqn = s.subsysnqn;
     for (const head of s.namespaces) {
       const nsid = String(head.nsid);

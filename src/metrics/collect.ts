@@ -7,6 +7,7 @@
 import { KernelConfigfs } from "../configfs/io.ts";
 import { fileKind } from "../configfs/libc_fs.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
+import type { SubsystemInfo } from "../fabrics/sysfs.ts";
 import { hostPaths } from "../host_paths.ts";
 import { kernelSources, type PeerSources } from "../target/connected.ts";
 import { VERSION } from "../version.ts";
@@ -15,7 +16,7 @@ import { collectBlock } from "./block.ts";
 import { DEFAULT_COLLECTOR_TIMEOUT_MS } from "./defaults.ts";
 import type { MetricFamily } from "./family.ts";
 import { FamilySet } from "./family_set.ts";
-import { collectHostPaths } from "./host.ts";
+import { collectHostPaths, fabricsSubsystems } from "./host.ts";
 import { collectRdma } from "./rdma.ts";
 import { collectTarget, CreatedControllers } from "./target.ts";
 
@@ -122,9 +123,13 @@ export async function collectFamilies(o: CollectOptions = {}): Promise<MetricFam
   // The block and target collectors both read the nvmet tree: one read serves the collection.
   let read: { tree: LiveTree | undefined } | undefined;
   const tree = () => (read ??= { tree: nvmetTree(nvmet) }).tree;
+  // The host and block collectors both read every fabrics subsystem (hundreds of paths on a
+  // compute node): one read serves both.
+  let fabrics: Promise<SubsystemInfo[]> | undefined;
+  const subsystems = () => fabrics ??= fabricsSubsystems(paths);
   const runs: Record<CollectorName, () => Promise<MetricFamily[]>> = {
-    host: () => collectHostPaths(paths),
-    block: () => collectBlock({ paths, target: tree }),
+    host: () => collectHostPaths(paths, subsystems),
+    block: () => collectBlock({ paths, target: tree, subsystems }),
     rdma: () => collectRdma(sysfs),
     target: () =>
       collectTarget({

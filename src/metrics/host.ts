@@ -45,8 +45,14 @@ async function seconds(dir: string, name: string): Promise<number | undefined> {
   return v !== undefined && /^-?\d+$/.test(v) ? Number(v) : undefined;
 }
 
-/** Collects the host families. */
-export async function collectHostPaths(paths: FabricsPaths): Promise<MetricFamily[]> {
+/**
+ * Collects the host families; SUBSYSTEMS (default: read from `paths`) lets a collection share one
+ * read of the fabrics subsystems with the block collector.
+ */
+export async function collectHostPaths(
+  paths: FabricsPaths,
+  subsystems: () => Promise<SubsystemInfo[]> = () => fabricsSubsystems(paths),
+): Promise<MetricFamily[]> {
   const set = new FamilySet();
   const info = set.family(
     "nvmeof_path_info",
@@ -105,7 +111,7 @@ export async function collectHostPaths(paths: FabricsPaths): Promise<MetricFamil
     "The subsystem's fabrics controllers in state live.",
   );
 
-  for (const s of await fabricsSubsystems(paths)) {
+  for (const s of await subsystems()) {
     const nqn = s.subsysnqn;
     subsysInfo({ subsystem: s.name, subsystem_nqn: nqn, iopolicy: s.iopolicy ?? "" }, 1);
     subsysPaths({ subsystem_nqn: nqn }, s.controllers.length);

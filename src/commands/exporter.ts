@@ -7,22 +7,8 @@ import type { CommandDetails, CommandResult, RunContext } from "../cli/command.t
 import { UsageError } from "../errors.ts";
 import type { SocketAddress } from "../net/address.ts";
 import { EXPORTER_UNIT } from "../persist/units.ts";
-import {
-  DEFAULT_CACHE_MS,
-  DEFAULT_COLLECTOR_TIMEOUT_MS,
-  DEFAULT_LISTEN,
-} from "../metrics/defaults.ts";
-
-const DEFAULT_CACHE = String(DEFAULT_CACHE_MS);
-const DEFAULT_TIMEOUT = String(DEFAULT_COLLECTOR_TIMEOUT_MS);
-
-function msFlag(ctx: RunContext, name: string, fallback: string): number {
-  const text = stringFlag(ctx.values, name) ?? fallback;
-  if (!/^\d+$/.test(text)) {
-    throw new UsageError(`Invalid --${name} '${text}': expected milliseconds (a whole number).`);
-  }
-  return Number(text);
-}
+import { DEFAULT_CACHE_MS, DEFAULT_LISTEN } from "../metrics/defaults.ts";
+import { collectorTimeoutFlag, collectorTimeoutMs, msFlag } from "../cli/metrics_flags.ts";
 
 /** The --listen value as an address; a UsageError when it is none. */
 async function listenAddress(text: string): Promise<SocketAddress> {
@@ -38,8 +24,8 @@ async function listenAddress(text: string): Promise<SocketAddress> {
 
 async function exporterRun(ctx: RunContext): Promise<CommandResult> {
   const listen = await listenAddress(stringFlag(ctx.values, "listen") ?? DEFAULT_LISTEN);
-  const cacheMs = msFlag(ctx, "cache-ms", DEFAULT_CACHE);
-  const timeoutMs = msFlag(ctx, "collector-timeout-ms", DEFAULT_TIMEOUT);
+  const cacheMs = msFlag(ctx.values, "cache-ms", DEFAULT_CACHE_MS);
+  const timeoutMs = collectorTimeoutMs(ctx.values);
   const { CollectorFailureLog, collectFamilies, createdControllers } = await import(
     "../metrics/collect.ts"
   );
@@ -118,13 +104,9 @@ It cannot listen: exit 3, with the reason. 'nvmeof exporter enable' installs it 
     "cache-ms": {
       type: "string",
       value: "MS",
-      description: `Reuse a collection for MS ms (default ${DEFAULT_CACHE})`,
+      description: `Reuse a collection for MS ms (default ${DEFAULT_CACHE_MS})`,
     },
-    "collector-timeout-ms": {
-      type: "string",
-      value: "MS",
-      description: `Each collector's time limit (default ${DEFAULT_TIMEOUT})`,
-    },
+    ...collectorTimeoutFlag,
   },
   examples: [
     "nvmeof exporter",

@@ -2,6 +2,7 @@
  * `nvmeof metrics`: one collection (src/metrics/collect.ts) in Prometheus' text format, on stdout
  * or written atomically for node_exporter's textfile collector.
  */
+import { collectorTimeoutFlag, collectorTimeoutMs } from "../cli/metrics_flags.ts";
 import { stringFlag } from "../cli/parse.ts";
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 import { FailureError } from "../errors.ts";
@@ -10,12 +11,14 @@ import { FailureError } from "../errors.ts";
 const TEXTFILE_MODE = 0o644;
 
 async function metricsRun(ctx: RunContext): Promise<CommandResult> {
+  const timeoutMs = collectorTimeoutMs(ctx.values);
   const { CollectorFailureLog, collectFamilies } = await import("../metrics/collect.ts");
   const { renderExposition } = await import("../metrics/exposition.ts");
   const { versioned } = await import("../output/contract.ts");
   const families = await collectFamilies({
     configfs: `${ctx.global.configfs}/nvmet`,
     peers: ctx.env?.target?.peers(),
+    timeoutMs,
     onCollectorError: new CollectorFailureLog((line) => ctx.note(`nvmeof metrics: ${line}`)).failed,
   });
   const exposition = renderExposition(families);
@@ -63,11 +66,13 @@ as data. 'nvmeof exporter' serves the same over HTTP.`,
       value: "FILE",
       description: "Write to FILE (atomically, mode 0644) instead of stdout",
     },
+    ...collectorTimeoutFlag,
   },
   examples: [
     "nvmeof metrics",
     "nvmeof metrics --textfile /var/lib/prometheus/node-exporter/nvmeof.prom",
     "nvmeof metrics -o json",
+    "nvmeof metrics --collector-timeout-ms 30000   # hundreds of paths on a slow machine",
   ],
   run: metricsRun,
 };

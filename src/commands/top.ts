@@ -4,6 +4,7 @@
  * the screen src/output/top_screen.ts.
  */
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
+import { collectorTimeoutFlag, collectorTimeoutMs } from "../cli/metrics_flags.ts";
 import { intFlag } from "../cli/parse.ts";
 import { UsageError } from "../errors.ts";
 
@@ -25,6 +26,7 @@ function intervalMs(raw: unknown): number {
 async function topRun(ctx: RunContext): Promise<CommandResult> {
   const interval = intervalMs(ctx.values.interval);
   const count = ctx.values.count === undefined ? undefined : intFlag(ctx.values, "count", 1, 1);
+  const timeoutMs = collectorTimeoutMs(ctx.values);
   const json = ctx.global.output === "json";
   const { collectFamilies, createdControllers } = await import("../metrics/collect.ts");
   const { runLive, topViews } = await import("../metrics/top_loop.ts");
@@ -33,7 +35,8 @@ async function topRun(ctx: RunContext): Promise<CommandResult> {
   const { writeAll } = await import("../output/write.ts");
   using created = createdControllers();
   const source = {
-    collect: () => collectFamilies({ configfs: `${ctx.global.configfs}/nvmet`, created }),
+    collect: () =>
+      collectFamilies({ configfs: `${ctx.global.configfs}/nvmet`, created, timeoutMs }),
     host: Deno.hostname(),
     intervalMs: interval,
   };
@@ -88,6 +91,7 @@ rdma_errors, target: {ports, namespaces}, failed_collectors}), for scripts. NO_C
       description: "Stop after N refreshes (JSON lines or listings: N views; default 1 there)",
     },
     once: { type: "boolean", description: "Print one view as text and exit, even on a terminal" },
+    ...collectorTimeoutFlag,
   },
   examples: [
     "nvmeof top",

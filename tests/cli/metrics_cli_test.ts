@@ -108,3 +108,45 @@ Deno.test("metrics --textfile replaces the file atomically with mode 0644 and pr
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /Cannot write the metrics to '.*nope\/x\.prom'.*No such file/);
 });
+
+Deno.test("metrics and top take each collector's time limit: 0 ms leaves every collector's families out, a bad value is a usage error", async () => {
+  await using dir = await tempDir();
+  const { env, args } = await standinHost(dir.path);
+  const r = await nvmeof(["metrics", "--collector-timeout-ms", "0", ...args], {
+    env,
+    standin: true,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  for (const c of ["host", "block", "rdma", "target"]) {
+    assert.match(
+      r.stdout,
+      new RegExp(`^nvmeof_scrape_collector_success\\{collector="${c}"\\} 0$`, "m"),
+    );
+  }
+  assert.doesNotMatch(r.stdout, /^nvmeof_path_up/m);
+  assert.match(r.stderr, /longer than its limit of 0 ms/);
+  const top = await nvmeof(
+    [
+      "top",
+      "-o",
+      "json",
+      "--count",
+      "1",
+      "--interval",
+      "0.1",
+      "--collector-timeout-ms",
+      "0",
+      ...args,
+    ],
+    { env, standin: true },
+  );
+  assert.equal(top.code, 0, top.stderr);
+  const view = JSON.parse(top.stdout.trim().split("\n")[0]);
+  assert.deepEqual(view.failed_collectors, ["agent", "block", "host", "rdma", "target"]);
+  const bad = await nvmeof(["metrics", "--collector-timeout-ms", "5s", ...args], {
+    env,
+    standin: true,
+  });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /Invalid --collector-timeout-ms '5s': expected milliseconds/);
+});

@@ -1,15 +1,18 @@
 /**
  * The pieces of scripts/bench/scale.sh that are not shell:
  *
- *   spec S H N [--extra-host] [--drop-last]   a target spec of S subsystems, each with N null_blk
- *       namespaces (/dev/nullb<i>) and allowing its share of H host NQNs (H/S each, none shared),
- *       2 ports (rdma 10.77.0.1:4420, tcp 10.77.0.1:4421) exporting every subsystem. --extra-host
- *       allows one more host on every subsystem; --drop-last leaves the last subsystem out.
+ *   spec S H N [--extra-host] [--drop-last] [--addr A]   a target spec of S subsystems, each with N
+ *       null_blk namespaces (/dev/nullb<i>) and allowing its share of H host NQNs (H/S each, none
+ *       shared), 2 ports (rdma A:4420, tcp A:4421; A is 10.77.0.1 unless given) exporting every
+ *       subsystem. --extra-host allows one more host on every subsystem; --drop-last leaves the
+ *       last subsystem out.
  *   replay PLAN.json   the floor: the plan's mkdir/write/symlink/unlink/rmdir calls on the kernel's
  *       configfs, nothing else (no reads, no checks, no rollback), from this one process.
  *   read   the floor of a read: every directory listed, every attribute read, every link read.
  *   empty  nothing: the start-up of a Deno run with these flags.
  *   table RESULTS.tsv   the bench's table (see printTable).
+ *   phases SPEC   where a no-op `target up -f SPEC` spends its time, in one process on the live
+ *       tree (run it in the guest): each part's milliseconds, the modules' load first.
  *   plan K…   in-process, on any machine: parsing, validating and planning the spec of each size
  *       K (as above) against the live tree it makes, without configfs or start-up (see planBench).
  *
@@ -17,13 +20,16 @@
  * bench can report the floor with and without Deno's start-up.
  */
 const NVMET = "/sys/kernel/config/nvmet";
+/** The lab guest's address (scripts/lab/guest.sh). */
 const ADDR = "10.77.0.1";
 
-function subNqn(s: number): string {
+/** Subsystem S's NQN (also scale_hosts.ts's). */
+export function subNqn(s: number): string {
   return `nqn.2026-10.pk.nextgen:scale-${String(s).padStart(4, "0")}`;
 }
 
-function hostNqn(h: number): string {
+/** Host H's NQN (also scale_hosts.ts's). */
+export function hostNqn(h: number): string {
   return `nqn.2026-10.pk.nextgen:compute-${String(h).padStart(5, "0")}`;
 }
 
@@ -32,6 +38,8 @@ function spec(args: string[]): string {
   const extra = args.includes("--extra-host");
   const count = args.includes("--drop-last") ? S - 1 : S;
   const share = Math.max(1, Math.floor(H / S));
+  const at = args.indexOf("--addr");
+  const addr = at >= 0 ? args[at + 1] : ADDR;
   const out: string[] = ["subsystems:"];
   for (let s = 1; s <= count; s++) {
     out.push(`  - nqn: ${subNqn(s)}`, "    allow_any_host: false", "    hosts:");
@@ -47,7 +55,7 @@ function spec(args: string[]): string {
     out.push(
       `  - id: ${id}`,
       `    trtype: ${trtype}`,
-      `    traddr: ${ADDR}`,
+      `    traddr: ${addr}`,
       `    trsvcid: ${svc}`,
       "    subsystems:",
     );
@@ -198,6 +206,54 @@ function printTable(file: string): void {
  * from empty, plan the no-op, plan `--prune` without one subsystem, plan `down --all` and find
  * what it cuts off, render `show`. The median of 5 runs each. Imports nvmeof's own modules.
  */
+/** The parts of a no-op `target up -f FILE` (src/target/up.ts), timed in order on the live tree. */
+async function phases(file: string): Promise<void> {
+  const out: [string, number][] = [];
+  let t = performance.now();
+  const lap = (what: string) => {
+    const now = performance.now();
+    out.push([what, now - t]);
+    t = now;
+  };
+  const { loadSpecFile, parseSpecText, validateSpec } = await import(
+    "../../../src/target/spec.ts"
+  );
+  const { kernelTargetEnv } = await import("../../../src/target/env.ts");
+  const { readTree } = await import("../../../src/configfs/nvmet.ts");
+  const { planUp } = await import("../../../src/target/plan.ts");
+  const { refuseWhileConnected } = await import("../../../src/target/connected.ts");
+  const { planResult, planText, specCounts, specWarnings } = await import(
+    "../../../src/target/report.ts"
+  );
+  lap("load the modules");
+  await import("yaml");
+  lap("load the yaml library");
+  const text = Deno.readTextFileSync(file);
+  const { parseDocument } = await import("yaml");
+  parseDocument(text);
+  lap("parse the spec's YAML alone");
+  const raw = await parseSpecText(text, file);
+  lap("parse the spec (the product's parse)");
+  validateSpec(raw, { checkFiles: false });
+  lap("validate the spec, without the devices");
+  const spec = await loadSpecFile(file);
+  lap("read, parse and validate the spec (all of it, again)");
+  const env = kernelTargetEnv();
+  const io = env.open("/sys/kernel/config", { prepare: true, transports: ["rdma", "tcp"] })!;
+  lap("open nvmet (modules, mount)");
+  const live = readTree(io);
+  lap("read the live tree");
+  specWarnings(spec);
+  const steps = planUp(live, spec, { prune: false });
+  lap("plan");
+  refuseWhileConnected(live, steps, { sources: env.peers() });
+  lap("who is connected to what goes");
+  planText("apply", "No changes")(planResult(steps, { dryRun: false, summary: specCounts(spec) }));
+  lap("the report");
+  for (const [what, ms] of out) console.log(`${ms.toFixed(0).padStart(7)} ms  ${what}`);
+  console.log(`${steps.length} step(s)`);
+}
+
 async function planBench(sizes: number[]): Promise<void> {
   const { parse, stringify } = await import("yaml");
   const { validateSpec } = await import("../../../src/target/spec.ts");
@@ -294,28 +350,33 @@ async function planBench(sizes: number[]): Promise<void> {
   for (const r of rows) console.log(r.map((c, i) => c.padStart(widths[i])).join("  "));
 }
 
-const [cmd, ...args] = Deno.args;
-switch (cmd) {
-  case "spec":
-    await Deno.stdout.write(enc.encode(spec(args)));
-    break;
-  case "replay":
-    console.log(replay(args[0]).toFixed(3));
-    break;
-  case "read":
-    console.log(readAll().toFixed(3));
-    break;
-  case "empty":
-    break;
-  case "table":
-    printTable(args[0]);
-    break;
-  case "plan":
-    await planBench(args.map(Number));
-    break;
-  default:
-    console.error(
-      "usage: scale.ts spec S H N [--extra-host] [--drop-last] | replay PLAN.json | read | empty | table FILE",
-    );
-    Deno.exit(2);
+if (import.meta.main) {
+  const [cmd, ...args] = Deno.args;
+  switch (cmd) {
+    case "spec":
+      await Deno.stdout.write(enc.encode(spec(args)));
+      break;
+    case "replay":
+      console.log(replay(args[0]).toFixed(3));
+      break;
+    case "read":
+      console.log(readAll().toFixed(3));
+      break;
+    case "empty":
+      break;
+    case "table":
+      printTable(args[0]);
+      break;
+    case "plan":
+      await planBench(args.map(Number));
+      break;
+    case "phases":
+      await phases(args[0]);
+      break;
+    default:
+      console.error(
+        "usage: scale.ts spec S H N [--extra-host] [--drop-last] [--addr A] | replay PLAN.json | read | empty | table FILE | plan K… | phases SPEC",
+      );
+      Deno.exit(2);
+  }
 }

@@ -11,13 +11,8 @@
 # the ratio. Needs ansible-playbook (scripts/setup --lab installs ansible-core).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib/fabric.sh"
 find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
 command -v ansible-playbook >/dev/null || die "ansible-playbook is missing: run scripts/setup --lab"
-lab="$NVMEOF_ROOT/scripts/lab/lab"
-booted=0
-if ! "$lab" fabric exec --timeout 30 target -- true >/dev/null 2>&1; then
-  "$lab" fabric up >/dev/null
-  booted=1
-fi
-trap '[ "$booted" = 1 ] && "$lab" fabric down; true' EXIT
+fabric_for_bench
 "$deno" run --quiet --no-prompt --cached-only --frozen --allow-all "$NVMEOF_ROOT/scripts/bench/lib/agent.ts"

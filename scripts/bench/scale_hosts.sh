@@ -14,12 +14,7 @@
 # The method and a run's figures: docs/benchmarks.md.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib/fabric.sh"
 find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
-lab="$NVMEOF_ROOT/scripts/lab/lab"
-booted=0
-if ! "$lab" fabric exec --timeout 30 target -- true >/dev/null 2>&1; then
-  "$lab" fabric up >/dev/null
-  booted=1
-fi
-trap '[ "$booted" = 1 ] && "$lab" fabric down; true' EXIT
+fabric_for_bench
 "$deno" run --quiet --no-prompt --cached-only --frozen --allow-all "$NVMEOF_ROOT/scripts/bench/lib/scale_hosts.ts"

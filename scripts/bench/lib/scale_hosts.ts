@@ -448,9 +448,9 @@ async function main(): Promise<void> {
     `scale with hosts: the storage server at ${K}x (${S} subsystems x ${NS} null_blk namespaces, ` +
       `${H} allowed hosts, 2 ports); N controllers on each of host1 (rdma) and host2 (tcp), ` +
       `${stopped ? `stopped by a refused connect (${stopped})` : "every connect made"}; ` +
-      `${
-        CALLS ? "system calls on /sys paths (CALLS=1)" : "seconds inside the guests"
-      }; ms/ctrl: (t at the last N - t at 0) / N; exponent: ` +
+      `${CALLS ? "system calls on /sys paths (CALLS=1)" : "seconds inside the guests"}; ${
+        CALLS ? "calls" : "ms"
+      }/ctrl: (t at the last N - t at 0) / N; exponent: ` +
       `log(d_hi/d_lo)/log(N_hi/N_lo) of d = t - t at 0`,
   );
   for (const l of table(counts)) console.log(l);

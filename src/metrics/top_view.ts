@@ -186,19 +186,6 @@ function labelKey(labels: Readonly<Record<string, string>>): string {
   return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
 }
 
-/** Groups ITEMS by KEY, in their order. */
-function groupBy<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    if (k === undefined) continue;
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
-
 /** Whether every label of WANT is on S with the same value. */
 function has(s: Sample, want: Readonly<Record<string, string>>): boolean {
   return Object.entries(want).every(([k, v]) => s.labels[k] === v);
@@ -314,7 +301,7 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
     list.push({ nsid: s.labels.nsid, state: s.labels.state });
     ana.set(s.labels.controller, list);
   }
-  const devicesOf = groupBy(io, (r) => r.role === "path" ? r.controller : undefined);
+  const devicesOf = Map.groupBy(io.filter((r) => r.role === "path"), (r) => r.controller);
   const paths: PathRow[] = cur.samples("nvmeof_path_info").map(({ labels: l }) => ({
     controller: l.controller,
     transport: l.transport ?? "",
@@ -338,8 +325,8 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
   );
   const heads = io.filter((r) => r.role === "head" || r.role === "namespace");
   const nqns = new Set([...info.keys(), ...nqnOf.values(), ...heads.map((r) => r.subsystem_nqn)]);
-  const pathsOf = groupBy(paths, (p) => nqnOf.get(p.controller));
-  const headsOf = groupBy(heads, (r) => r.subsystem_nqn);
+  const pathsOf = Map.groupBy(paths, (p) => nqnOf.get(p.controller));
+  const headsOf = Map.groupBy(heads, (r) => r.subsystem_nqn);
   return [...nqns].sort(natural).map((nqn) => {
     const mine = pathsOf.get(nqn) ?? [];
     const count = (name: string, fallback: number) =>

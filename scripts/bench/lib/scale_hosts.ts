@@ -214,17 +214,14 @@ async function hostSees(state: string): Promise<void> {
 /** One row of the table: an operation's seconds at each count, and the peer's beside them. */
 interface Row {
   what: string;
-  peerName?: string;
-  /** Whether the exponent is taken of the time less nvmeof's start-up (a run of nvmeof). */
-  net: boolean;
   at: Map<number, { nvmeof: number; peer?: number }>;
 }
 const rows = new Map<string, Row>();
 
 /** Records an operation's figure at controller count N (with CALLS, only those that are counts). */
-function record(n: number, what: string, nvmeofSecs: number, peer?: number, peerName?: string) {
+function record(n: number, what: string, nvmeofSecs: number, peer?: number) {
   if (CALLS && (what.includes("lab clock") || what.startsWith("connect,"))) return;
-  const r = rows.get(what) ?? { what, peerName, net: !what.includes("lab clock"), at: new Map() };
+  const r = rows.get(what) ?? { what, at: new Map() };
   r.at.set(n, { nvmeof: nvmeofSecs, peer });
   rows.set(what, r);
 }
@@ -274,10 +271,10 @@ async function refusals(n: number): Promise<void> {
     );
   }
   const [nv, wr] = [ana.nvmeof, ana.write];
-  record(n, "target ana: port 1 to inaccessible (target)", nv[0], wr[0], "write");
-  record(n, "  ... every path on host1 inaccessible (lab clock)", nv[1], wr[1], "write");
-  record(n, "target ana: back to optimized (target)", nv[2], wr[2], "write");
-  record(n, "  ... every path on host1 optimized (lab clock)", nv[3], wr[3], "write");
+  record(n, "target ana: port 1 to inaccessible (target)", nv[0], wr[0]);
+  record(n, "  ... every path on host1 inaccessible (lab clock)", nv[1], wr[1]);
+  record(n, "target ana: back to optimized (target)", nv[2], wr[2]);
+  record(n, "  ... every path on host1 optimized (lab clock)", nv[3], wr[3]);
 }
 
 /** Everything timed with N controllers per compute node live (at 0: what needs none). */
@@ -313,11 +310,11 @@ async function measure(n: number): Promise<void> {
   const listed = JSON.parse(paths.stdout) as { subsystems: { controllers: unknown[] }[] };
   assert.equal(listed.subsystems.reduce((a, s) => a + s.controllers.length, 0), n);
   const cli = await timed("host1", "nvme list-subsys -o json");
-  record(n, "list --paths -o json (host1)", paths.secs, cli.secs, "nvme list-subsys");
+  record(n, "list --paths -o json (host1)", paths.secs, cli.secs);
   record(n, "list --paths (host1)", (await nvmeof("host1", "list --paths")).secs);
   const ns = await nvmeof("host1", "list -o json");
   const nsCli = await timed("host1", "nvme list -o json");
-  record(n, "list -o json (host1)", ns.secs, nsCli.secs, "nvme list");
+  record(n, "list -o json (host1)", ns.secs, nsCli.secs);
   const hm = await nvmeof("host1", `metrics ${LIMIT}`);
   assert.doesNotMatch(
     hm.stdout,
@@ -425,7 +422,6 @@ async function main(): Promise<void> {
       `connect, one controller (${node}, ${trtype})`,
       median(c.nvmeof),
       c.floorCount ? c.floor / c.floorCount : undefined,
-      "floor write",
     );
   }
 

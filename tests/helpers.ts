@@ -194,3 +194,28 @@ export function spawnNvmeof(
 ): Spawned {
   return new Spawned(`${ROOT}/scripts/nvmeof`, args, options);
 }
+
+/** A seeded random source for generated inputs. */
+export interface Rng {
+  /** In [0, 1). */
+  next(): number;
+  /** In [0, n). */
+  int(n: number): number;
+  pick<T>(a: readonly T[]): T;
+}
+
+/** xorshift32: the same sequence for the same seed. */
+export function rng(seed: number): Rng {
+  let x = seed >>> 0 || 1;
+  const next = () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 0x100000000;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(a: readonly T[]): T => a[int(a.length)];
+  return { next, int, pick };
+}

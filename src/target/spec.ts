@@ -6,6 +6,7 @@
 import { FailureError, quote, redactSecrets } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { defaultSpecFile } from "./spec_file.ts";
+import { OUTSIDE, readPlainYaml } from "./spec_yaml.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 import type { AnaState } from "../configfs/nvmet.ts";
 import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";
@@ -142,10 +143,14 @@ export class SpecError extends FailureError {
 }
 
 /**
- * Parses YAML or JSON text; syntax errors carry line and column. The YAML library is loaded here,
- * on first use, not at start-up: it is most of the program's start time otherwise.
+ * Parses YAML or JSON text; syntax errors carry line and column. A spec written in the plain
+ * subset of YAML (spec_yaml.ts) is read without the YAML library; anything else, and every error,
+ * by the library, loaded here on first use, not at start-up: it is most of the program's start
+ * time otherwise.
  */
 export async function parseSpecText(text: string, source: string): Promise<unknown> {
+  const plain = readPlainYaml(text, { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIST_KEYS });
+  if (plain !== OUTSIDE) return plain;
   const { isScalar, isSeq, parseDocument, visit } = await import("yaml");
   // logLevel "error": a warning (a mapping used as a key) must not reach stderr; the key then
   // fails validation as unknown.

@@ -17,6 +17,7 @@ import { importDiscoveryConf } from "../../src/persist/discovery_conf.ts";
 import { nvmetcliToSpec } from "../../src/target/nvmetcli.ts";
 import { parseSpecText, validateSpec } from "../../src/target/spec.ts";
 import { HOST1, SUB1, SUB2 } from "./target_fixtures.ts";
+import { type Rng, rng } from "../helpers.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261018);
 const ROUNDS = Number(Deno.env.get("FUZZ_ROUNDS") ?? 400);
@@ -27,23 +28,6 @@ const KEY = "DHHC-1:01:a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5:";
 const KEY_PARTS = ["DHHC-1:01:a2V5", "a2V5a2V5a2V5", "V5a2V5:"];
 const HQ = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000001";
 const HI = "00000000-0000-0000-0000-000000000001";
-
-/** xorshift32: the same sequence for the same seed. */
-function rng(seed: number) {
-  let x = seed >>> 0 || 1;
-  const next = () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x100000000;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(a: readonly T[]): T => a[int(a.length)];
-  return { next, int, pick };
-}
-type Rng = ReturnType<typeof rng>;
 
 const STRINGS = [
   "",

@@ -1,0 +1,291 @@
+/**
+ * The spec's YAML read without the YAML library, when it keeps to what specs are written in:
+ * block mappings and sequences, one-line scalars (plain, single- or double-quoted without
+ * escapes), one-line flow mappings and sequences of such scalars, and comments.
+ *
+ * Anything else (anchors, aliases, tags, block scalars, multi-line scalars, escapes, documents
+ * markers, directives, tabs, duplicate keys, keys other than plain words, numbers other than
+ * decimal integers) and any error returns OUTSIDE: the caller then reads the text with the YAML
+ * library, whose messages carry line and column. Within the subset the result is what the library
+ * gives with the core schema (YAML 1.2), text fields kept as written as `parseSpecText` keeps them;
+ * tests/unit/target_spec_yaml_test.ts compares the two on generated and mutated specs.
+ *
+ * Why: under the lab's emulation, loading the library and its first parse of a spec of 64
+ * subsystems took 2.8 s of a `target up` (docs/benchmarks.md); this reads it in milliseconds.
+ */
+
+/** The text is outside the subset: read it with the YAML library. */
+export const OUTSIDE: unique symbol = Symbol("outside the plain YAML subset");
+
+/** Keys whose values stay text (number and boolean plain scalars as written). */
+export interface TextKeys {
+  /** A scalar value. */
+  scalar: ReadonlySet<string>;
+  /** A sequence of scalars. */
+  list: ReadonlySet<string>;
+}
+
+/** Thrown inside the reader; never escapes it. */
+class Outside extends Error {}
+
+function outside(): never {
+  throw new Outside();
+}
+
+/**
+ * What no document in the subset holds: anything but printable ASCII and newlines (tabs, CRs,
+ * control characters, a BOM, and the Unicode spaces YAML does not count as spaces but JS trims).
+ */
+const FORBIDDEN = /[^\n\x20-\x7e]/;
+/** A plain key: a word that the core schema reads as a string (null and booleans set apart). */
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*(?=:)/;
+/** Plain scalars the core schema reads as null, booleans, or numbers the reader leaves out. */
+const NULL = /^(?:~|[Nn]ull|NULL)?$/;
+const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+const INT = /^[-+]?[0-9]+$/;
+const OTHER_NUMBER = new RegExp(
+  [
+    /^0o[0-7]+$/,
+    /^0x[0-9a-fA-F]+$/,
+    /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
+    /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
+    /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
+  ].map((r) => `(?:${r.source})`).join("|"),
+);
+/** Characters that cannot start a plain scalar (or start something the reader leaves out). */
+const NOT_PLAIN_START = new Set([..."&*!|>%@`?:,[]{}#'\""]);
+
+interface Line {
+  indent: number;
+  text: string;
+}
+
+/**
+ * TEXT read as the plain subset of YAML, or OUTSIDE. An empty document is OUTSIDE (the library
+ * says what it is).
+ */
+export function readPlainYaml(text: string, keys: TextKeys): unknown | typeof OUTSIDE {
+  if (FORBIDDEN.test(text)) return OUTSIDE;
+  const lines: Line[] = [];
+  for (const raw of text.split("\n")) {
+    const body = raw.replace(/^ +/, "");
+    if (body === "" || body.startsWith("#")) continue;
+    const indent = raw.length - body.length;
+    // Document markers and directives start at the first column.
+    if (indent === 0 && /^(?:---|\.\.\.|%)/.test(body)) return OUTSIDE;
+    lines.push({ indent, text: body.replace(/ +$/, "") });
+  }
+  if (!lines.length) return OUTSIDE;
+  try {
+    const reader = new Reader(lines, keys);
+    const value = reader.block(lines[0].indent);
+    return reader.done() ? value : OUTSIDE;
+  } catch (err) {
+    if (err instanceof Outside) return OUTSIDE;
+    throw err;
+  }
+}
+
+class Reader {
+  #i = 0;
+  constructor(readonly lines: Line[], readonly keys: TextKeys) {}
+
+  done(): boolean {
+    return this.#i === this.lines.length;
+  }
+
+  /** The block (mapping or sequence) whose first line is the current one, at INDENT. */
+  block(indent: number, keepText = false): unknown {
+    return isItem(this.lines[this.#i].text) ? this.seq(indent, keepText) : this.map(indent);
+  }
+
+  /** A block sequence at INDENT; KEEP_TEXT keeps its scalar items as written. */
+  seq(indent: number, keepText: boolean): unknown[] {
+    const items: unknown[] = [];
+    while (this.#i < this.lines.length) {
+      const line = this.lines[this.#i];
+      if (line.indent !== indent || !isItem(line.text)) break;
+      const rest = line.text.slice(1).replace(/^ +/, "");
+      if (rest === "" || rest.startsWith("#")) {
+        this.#i++;
+        items.push(this.nested(indent, false, false));
+      } else if (isItem(rest)) {
+        outside();
+      } else if (keyAt(rest, 0, false)) {
+        // A mapping begun on the item's line: its keys are at the column of the first.
+        this.lines[this.#i] = { indent: indent + line.text.length - rest.length, text: rest };
+        items.push(this.map(this.lines[this.#i].indent));
+      } else {
+        this.#i++;
+        items.push(inline(rest, this.keys, keepText));
+        this.noDeeper(indent);
+      }
+    }
+    this.noDeeper(indent);
+    return items;
+  }
+
+  /** A block mapping at INDENT. */
+  map(indent: number): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    while (this.#i < this.lines.length) {
+      const line = this.lines[this.#i];
+      if (line.indent !== indent) break;
+      const [key, at] = keyAt(line.text, 0, false) ?? outside();
+      if (Object.hasOwn(out, key)) outside();
+      this.#i++;
+      const rest = line.text.slice(at);
+      const list = this.keys.list.has(key);
+      out[key] = rest === "" || rest.startsWith("#")
+        ? this.nested(indent, true, list)
+        : inline(rest, this.keys, this.keys.scalar.has(key), list);
+      this.noDeeper(indent);
+    }
+    return out;
+  }
+
+  /**
+   * The value on the lines after a key or an item with nothing on its line, at PARENT's indent: a
+   * deeper block, a sequence at the same indent after a key (SAME_SEQ), or null.
+   */
+  nested(parent: number, sameSeq: boolean, keepText: boolean): unknown {
+    const next = this.lines[this.#i];
+    if (!next) return null;
+    if (next.indent > parent) return this.block(next.indent, keepText);
+    if (sameSeq && next.indent === parent && isItem(next.text)) return this.seq(parent, keepText);
+    return null;
+  }
+
+  /** After a value: a line deeper than INDENT would continue it, which the subset leaves out. */
+  noDeeper(indent: number): void {
+    const next = this.lines[this.#i];
+    if (next && next.indent > indent) outside();
+  }
+}
+
+/**
+ * The key at TEXT[AT] (a plain word, or a quoted scalar) followed by ':' and a space or the line's
+ * end (in a flow mapping, after a quoted key, no space is needed), and where its value starts; null
+ * when TEXT has no such key there.
+ */
+function keyAt(text: string, at: number, flow: boolean): [string, number] | null {
+  let key: string, end: number;
+  if (text[at] === '"' || text[at] === "'") {
+    const [value, after] = scalar(text, at, false, flow);
+    [key, end] = [value as string, after];
+    if (text[end] !== ":" || (text[end + 1] !== " " && end + 1 < text.length && !flow)) return null;
+  } else {
+    const m = PLAIN_KEY.exec(text.slice(at));
+    if (!m || NULL.test(m[0]) || BOOL.test(m[0])) return null;
+    [key, end] = [m[0], at + m[0].length];
+    if (end + 1 < text.length && text[end + 1] !== " ") return null;
+  }
+  if (key === "__proto__") outside();
+  let i = end + 1;
+  while (text[i] === " ") i++;
+  return [key, i];
+}
+
+function isItem(text: string): boolean {
+  return text === "-" || text.startsWith("- ");
+}
+
+/**
+ * A value written on its key's or item's line: a scalar, or a one-line flow mapping or sequence
+ * of scalars (LIST: its items kept as written).
+ */
+function inline(text: string, keys: TextKeys, keepText: boolean, list = false): unknown {
+  if (text[0] === "{" || text[0] === "[") return flow(text, keys, list);
+  const [value, end] = scalar(text, 0, keepText, false);
+  if (!/^(?: +#.*| *)$/.test(text.slice(end))) outside();
+  return value;
+}
+
+/**
+ * The scalar at TEXT[AT]: its value and where it ends. In a flow collection (FLOW) a plain scalar
+ * ends at ',', ']' or '}'; in a block, at a comment or the line's end.
+ */
+function scalar(text: string, at: number, keepText: boolean, flow: boolean): [unknown, number] {
+  const q = text[at];
+  if (q === '"') {
+    const close = text.indexOf('"', at + 1);
+    const inner = close < 0 ? outside() : text.slice(at + 1, close);
+    if (inner.includes("\\")) outside();
+    return [inner, close + 1];
+  }
+  if (q === "'") {
+    let out = "";
+    for (let i = at + 1; i < text.length; i++) {
+      if (text[i] !== "'") out += text[i];
+      else if (text[i + 1] === "'") out += text[i++];
+      else return [out, i + 1];
+    }
+    outside();
+  }
+  if (NOT_PLAIN_START.has(q) || (q === "-" && (text.length === at + 1 || text[at + 1] === " "))) {
+    outside();
+  }
+  let end = at;
+  while (end < text.length) {
+    const c = text[end];
+    if (c === "#" && text[end - 1] === " ") break;
+    if (flow && (c === "," || c === "]" || c === "}")) break;
+    if (flow && (c === "[" || c === "{")) outside();
+    end++;
+  }
+  const plain = text.slice(at, end).replace(/ +$/, "");
+  // "a: b" on a value's line is a nested mapping (an error), "a:" likewise: the library says so.
+  if (plain === "" || plain.includes(": ") || plain.endsWith(":")) outside();
+  return [resolve(plain, keepText), end];
+}
+
+/** A plain scalar's value in the core schema; KEEP_TEXT keeps numbers and booleans as written. */
+function resolve(plain: string, keepText: boolean): unknown {
+  if (NULL.test(plain)) return null;
+  if (OTHER_NUMBER.test(plain)) {
+    if (keepText) return plain;
+    outside();
+  }
+  if (keepText) return plain;
+  if (BOOL.test(plain)) return plain[0] === "t" || plain[0] === "T";
+  if (INT.test(plain)) return parseInt(plain, 10);
+  return plain;
+}
+
+/** A one-line flow mapping or sequence of scalars, and nothing but a comment after it. */
+function flow(text: string, keys: TextKeys, list: boolean): unknown {
+  const isMap = text[0] === "{";
+  const close = isMap ? "}" : "]";
+  const map: Record<string, unknown> = {};
+  const seq: unknown[] = [];
+  let i = skipSpaces(text, 1);
+  if (text[i] === close) return endOfFlow(text, i + 1, isMap ? map : seq);
+  for (;;) {
+    if (isMap) {
+      const [key, at] = keyAt(text, i, true) ?? outside();
+      if (Object.hasOwn(map, key) || at === text.length) outside();
+      const [value, end] = scalar(text, at, keys.scalar.has(key), true);
+      map[key] = value;
+      i = end;
+    } else {
+      const [value, end] = scalar(text, i, list, true);
+      seq.push(value);
+      i = end;
+    }
+    i = skipSpaces(text, i);
+    if (text[i] === close) return endOfFlow(text, i + 1, isMap ? map : seq);
+    if (text[i] !== ",") outside();
+    i = skipSpaces(text, i + 1);
+    if (text[i] === close || text[i] === ",") outside();
+  }
+}
+
+function skipSpaces(text: string, i: number): number {
+  while (text[i] === " ") i++;
+  return i;
+}
+
+function endOfFlow<T>(text: string, end: number, value: T): T {
+  if (!/^(?: +#.*| *)$/.test(text.slice(end))) outside();
+  return value;
+}

@@ -13,13 +13,15 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
       hint: "nvmetcli keeps it in /etc/nvmet/config.json.",
     });
   }
-  const { stringify } = await import("yaml");
   const { spec } = await importNvmetcliFile(file, {
     note: ctx.note,
     keyDir: `${persistPaths().etc}/keys`,
     dryRun: ctx.values["dry-run"] === true,
   });
-  return { data: spec, text: (d: unknown) => stringify(d, { lineWidth: 0 }) };
+  if (ctx.global.output === "json") return { data: spec };
+  const { specYamlText } = await import("../target/spec_yaml.ts");
+  const yaml = await specYamlText(spec);
+  return { data: spec, text: () => yaml };
 }
 
 /** `nvmeof target import`. */

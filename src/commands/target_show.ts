@@ -5,8 +5,6 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 
 async function showRun(ctx: RunContext): Promise<CommandResult> {
-  const { treeToNvmetcli } = await import("../target/nvmetcli.ts");
-  const { treeToSpec } = await import("../target/show.ts");
   const { readTarget } = await import("../target/up.ts");
   const { live, loaded } = readTarget(ctx.global.configfs, ctx.env?.target);
   if (!loaded) {
@@ -15,14 +13,17 @@ async function showRun(ctx: RunContext): Promise<CommandResult> {
     );
   }
   if (ctx.values.nvmetcli === true || ctx.global.output === "nvmetcli") {
+    const { treeToNvmetcli } = await import("../target/nvmetcli.ts");
     const data = treeToNvmetcli(live);
     const json = (d: unknown) => JSON.stringify(d, null, 2);
     return { data, text: json, format: (name, d) => name === "nvmetcli" ? json(d) : undefined };
   }
+  const { treeToSpec } = await import("../target/show.ts");
   const data = treeToSpec(live);
-  const { stringify } = await import("yaml");
-  const yaml = (d: unknown) => stringify(d, { lineWidth: 0 });
-  return { data, text: yaml, format: (name, d) => name === "yaml" ? yaml(d) : undefined };
+  if (ctx.global.output === "json") return { data };
+  const { specYamlText } = await import("../target/spec_yaml.ts");
+  const yaml = await specYamlText(data);
+  return { data, text: () => yaml, format: (name) => name === "yaml" ? yaml : undefined };
 }
 
 /** `nvmeof target show`. */

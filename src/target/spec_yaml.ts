@@ -1,14 +1,15 @@
 /**
- * The spec's YAML read without the YAML library, when it keeps to what specs are written in:
- * block mappings and sequences, one-line scalars (plain, single- or double-quoted without
- * escapes), one-line flow mappings and sequences of such scalars, and comments.
+ * The spec's YAML read and written without the YAML library, when it keeps to what specs are
+ * written in: block mappings and sequences, one-line scalars (plain, single- or double-quoted
+ * without escapes), one-line flow mappings and sequences of such scalars, and comments.
  *
- * Anything else (anchors, aliases, tags, block scalars, multi-line scalars, escapes, documents
- * markers, directives, tabs, duplicate keys, keys other than plain words, numbers other than
- * decimal integers) and any error returns OUTSIDE: the caller then reads the text with the YAML
- * library, whose messages carry line and column. Within the subset the result is what the library
- * gives with the core schema (YAML 1.2), text fields kept as written as `parseSpecText` keeps them;
- * tests/unit/target_spec_yaml_test.ts compares the two on generated and mutated specs.
+ * Reading: anything else (anchors, aliases, tags, block scalars, multi-line scalars, escapes,
+ * document markers, directives, tabs, duplicate keys, keys other than plain words, numbers other
+ * than decimal integers) and any error returns OUTSIDE: the caller then reads the text with the
+ * YAML library, whose messages carry line and column. Within the subset the result is what the
+ * library gives with the core schema (YAML 1.2), text fields kept as written as `parseSpecText`
+ * keeps them. Writing: the library's text byte for byte, or OUTSIDE for what the writer cannot be
+ * sure of. tests/unit/target_spec_yaml_test.ts compares both with the library on generated specs.
  *
  * Why: under the lab's emulation, loading the library and its first parse of a spec of 64
  * subsystems took 2.8 s of a `target up` (docs/benchmarks.md); this reads it in milliseconds.
@@ -288,4 +289,95 @@ function skipSpaces(text: string, i: number): number {
 function endOfFlow<T>(text: string, end: number, value: T): T {
   if (!/^(?: +#.*| *)$/.test(text.slice(end))) outside();
   return value;
+}
+
+/** A string the writer may leave plain: words, paths, addresses and NQNs, single spaces inside. */
+const PLAIN_SAFE = /^[A-Za-z0-9_/.(](?:[A-Za-z0-9_/.:()+=-]| (?! |$))*$/;
+/** A string the writer double-quotes as YAML does: printable ASCII without quotes or escapes. */
+const QUOTE_SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * VALUE as YAML, byte for byte what the YAML library writes with `lineWidth: 0` (`target show`'s
+ * output), or OUTSIDE when it holds what the writer leaves to the library: strings it cannot tell
+ * plain from quoted for sure, keys that are not plain words, numbers other than integers, nested
+ * sequences. tests/unit/target_spec_yaml_test.ts compares the two writers.
+ */
+export function writePlainYaml(value: unknown): string | typeof OUTSIDE {
+  try {
+    const lines: string[] = [];
+    if (isRecord(value) && Object.keys(value).length) writeMap(value, 0, lines);
+    else lines.push(inlineValue(value));
+    return lines.join("\n") + "\n";
+  } catch (err) {
+    if (err instanceof Outside) return OUTSIDE;
+    throw err;
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A value that fits on its key's or item's line: a scalar, `[]` or `{}`; else OUTSIDE. */
+function inlineValue(v: unknown): string {
+  if (v === null) return "null";
+  if (typeof v === "boolean") return String(v);
+  if (typeof v === "number") {
+    return Number.isSafeInteger(v) && !Object.is(v, -0) ? String(v) : outside();
+  }
+  if (typeof v === "string") return scalarText(v);
+  if (Array.isArray(v) && !v.length) return "[]";
+  if (isRecord(v) && !Object.keys(v).length) return "{}";
+  outside();
+}
+
+/** Whether the core schema reads plain S as something other than a string. */
+function typed(s: string): boolean {
+  return NULL.test(s) || BOOL.test(s) || INT.test(s) || OTHER_NUMBER.test(s);
+}
+
+/** A string as YAML writes it: plain when that reads back as the same string, else "quoted". */
+function scalarText(s: string): string {
+  if (PLAIN_SAFE.test(s) && !s.includes(": ") && !s.endsWith(":") && !typed(s)) return s;
+  if (QUOTE_SAFE.test(s) && (typed(s) || /^ | $|: /.test(s))) return `"${s}"`;
+  outside();
+}
+
+function writeMap(map: Record<string, unknown>, indent: number, lines: string[], first = ""): void {
+  let lead = first;
+  for (const [key, v] of Object.entries(map)) {
+    if (v === undefined) outside();
+    const k = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) && !typed(key) ? key : outside();
+    const pad = lead || " ".repeat(indent);
+    lead = "";
+    if (Array.isArray(v) && v.length) {
+      lines.push(`${pad}${k}:`);
+      writeSeq(v, indent + 2, lines);
+    } else if (isRecord(v) && Object.keys(v).length) {
+      lines.push(`${pad}${k}:`);
+      writeMap(v, indent + 2, lines);
+    } else {
+      lines.push(`${pad}${k}: ${inlineValue(v)}`);
+    }
+  }
+}
+
+function writeSeq(seq: unknown[], indent: number, lines: string[]): void {
+  const pad = " ".repeat(indent);
+  for (const v of seq) {
+    if (Array.isArray(v) && v.length) outside();
+    if (isRecord(v) && Object.keys(v).length) writeMap(v, indent + 2, lines, `${pad}- `);
+    else lines.push(`${pad}- ${inlineValue(v === undefined ? null : v)}`);
+  }
+}
+
+/**
+ * A spec (or any value) as YAML, as `target show` and `target import` print it: the plain writer's
+ * text, or the YAML library's (loaded only then) when the value holds what the writer leaves out.
+ */
+export async function specYamlText(value: unknown): Promise<string> {
+  const plain = writePlainYaml(value);
+  if (plain !== OUTSIDE) return plain;
+  const { stringify } = await import("yaml");
+  return stringify(value, { lineWidth: 0 });
 }

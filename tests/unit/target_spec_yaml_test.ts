@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { parseSpecText } from "../../src/target/spec.ts";
 import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS } from "../../src/target/schema.ts";
-import { OUTSIDE, readPlainYaml } from "../../src/target/spec_yaml.ts";
+import { OUTSIDE, readPlainYaml, writePlainYaml } from "../../src/target/spec_yaml.ts";
 import { type Rng, rng, ROOT } from "../helpers.ts";
 
 const KEYS = { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIST_KEYS };
@@ -259,7 +259,7 @@ Deno.test("the library reads a text after a comment line as it reads the text al
   }
 });
 
-Deno.test("the plain reader takes target show's output and the spec examples of the docs", async () => {
+Deno.test("the plain reader takes target show's output and the spec examples of the docs; the plain writer writes it", async () => {
   const r = rng(SEED + 2);
   // target show writes stringify(spec, { lineWidth: 0 }).
   const show = (doc: unknown) => stringify(doc, { lineWidth: 0 });
@@ -296,6 +296,7 @@ Deno.test("the plain reader takes target show's output and the spec examples of 
       }],
     };
     assert.ok(await agrees(show(doc)), show(doc));
+    assert.equal(writePlainYaml(doc), show(doc));
   }
   // Every YAML example in the README and docs/ that is a spec (a mapping with subsystems or ports).
   let examples = 0;
@@ -370,4 +371,18 @@ Deno.test("the plain reader leaves to the library what it does not read, errors 
     () => parseSpecText("subsystems:\n  - nqn: a\n   bad: 1\n", "'t.yaml'"),
     /line \d+, column \d+/,
   );
+});
+
+Deno.test(`the plain writer writes what it writes as the YAML library does, byte for byte (seed ${SEED})`, () => {
+  const r = rng(SEED + 3);
+  let taken = 0;
+  for (let i = 0; i < ROUNDS; i++) {
+    const doc = specLike(r);
+    const text = writePlainYaml(doc);
+    if (text === OUTSIDE) continue;
+    assert.equal(text, stringify(doc, { lineWidth: 0 }), JSON.stringify(doc));
+    taken++;
+  }
+  console.log(`the plain writer took ${taken} of ${ROUNDS}`);
+  assert.ok(taken > ROUNDS / 4, `the plain writer took ${taken} of ${ROUNDS} specs`);
 });

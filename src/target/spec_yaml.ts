@@ -292,7 +292,7 @@ function endOfFlow<T>(text: string, end: number, value: T): T {
 }
 
 /** A string the writer may leave plain: words, paths, addresses and NQNs, single spaces inside. */
-const PLAIN_SAFE = /^[A-Za-z0-9_/.(](?:[A-Za-z0-9_/.:()+=-]| (?! |$))*$/;
+const PLAIN_SAFE = /^[A-Za-z0-9_/](?:[A-Za-z0-9_/.:()+=-]| (?! |$))*$/;
 /** A string the writer double-quotes as YAML does: printable ASCII without quotes or escapes. */
 const QUOTE_SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 

@@ -17,8 +17,10 @@
 #   git clone https://github.com/linux-nvme/nvmetcli /var/tmp/nvmetcli
 # Without NVMETCLI_DIR the nvmetcli column is left empty.
 #
-# Prints one line per timed run on stderr, then the table: seconds per operation and size, the
-# start-up of each side apart, the ratios, and the growth exponent log(t_last/t_first)/log(K ratio).
+# Every figure is the median of REPEAT runs (default 3), each from the same state (the bench puts
+# the tree back before each). Prints one line per operation on stderr, then the table: seconds per
+# operation and size, the start-up of each side apart, the ratios, and the growth exponent
+# log(t_last/t_first)/log(K ratio).
 # CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
 # below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
 # symlink, unlink, readlink…), which the emulation's noise does not move.
@@ -29,6 +31,8 @@ read -r -a SIZES <<<"${SIZES[*]}"
 BASE_S=${BASE_S:-4}
 BASE_H=${BASE_H:-32}
 NS=${NS:-4}
+REPEAT=${REPEAT:-3}
+[ "${CALLS:-0}" = 1 ] && REPEAT=1 # a count does not vary from run to run
 CFS=/sys/kernel/config/nvmet
 NVMEOF="$NVMEOF_ROOT/scripts/nvmeof"
 LIB="$NVMEOF_ROOT/scripts/bench/lib/scale.ts"
@@ -67,6 +71,17 @@ t() {
   t1=$EPOCHREALTIME
   printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
 }
+# tm VAR RESET CMD…: t, REPEAT times, RESET (a function, or :) run before each; VAR is the median.
+tm() {
+  local var=$1 reset=$2 i v vals=()
+  shift 2
+  for ((i = 0; i < REPEAT; i++)); do
+    "$reset"
+    t v "$@"
+    vals+=("$v")
+  done
+  printf -v "$var" '%s' "$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"
+}
 # floor VAR_CALLS VAR_WALL PLAN.json: replays the plan; sets the calls' time and the process's
 # (with CALLS=1, both its count).
 floor() {
@@ -85,6 +100,13 @@ empty_tree() {
     die "the nvmet tree is not empty after down --all"
 }
 
+# The states the timed runs start from (tm's RESET).
+up1() { "$NVMEOF" target up -f "$work/spec1.yaml" >/dev/null; }
+prune1() { "$NVMEOF" target up --prune -f "$work/spec1.yaml" >/dev/null; }
+up2() { "$NVMEOF" target up -f "$work/spec2.yaml" >/dev/null; }
+up3() { "$NVMEOF" target up -f "$work/spec3.yaml" >/dev/null; }
+py_clear() { "$PY" "$nvmetcli" clear; }
+
 max=0
 for k in "${SIZES[@]}"; do ((k > max)) && max=$k; done
 devices=$((max * BASE_S * NS))
@@ -100,11 +122,11 @@ for ((i = 0; i < 100; i++)); do [ -b "/dev/nullb$((devices - 1))" ] && break; sl
 empty_tree
 "$NVMEOF" target show >/dev/null
 lib empty
-t st_nvmeof "$NVMEOF" target show
-t st_deno "${LIBRUN[@]}" empty
+tm st_nvmeof : "$NVMEOF" target show
+tm st_deno : "${LIBRUN[@]}" empty
 st_py=""
 if [ -n "$nvmetcli" ]; then
-  t st_py "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
+  tm st_py : "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
 fi
 printf 'startup\t0\t0\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" >"$results"
 
@@ -122,26 +144,25 @@ for k in "${SIZES[@]}"; do
   floor f_calls f_wall "$work/up.json"
   "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
   floor d_calls d_wall "$work/down.json"
-  empty_tree
-  t n_up "$NVMEOF" target up -f "$work/spec1.yaml"
+  tm n_up empty_tree "$NVMEOF" target up -f "$work/spec1.yaml"
   say "up ${n_up}s (floor ${f_calls}s)"
-  t n_noop "$NVMEOF" target up -f "$work/spec1.yaml"
+  tm n_noop : "$NVMEOF" target up -f "$work/spec1.yaml"
   grep -q '^No changes' "$work/out" || die "the second up was not a no-op: $(head -3 "$work/out")"
   say "no-op up ${n_noop}s"
-  t n_show "$NVMEOF" target show
+  tm n_show : "$NVMEOF" target show
   t r_wall "${LIBRUN[@]}" read
   r_calls=$(cat "$work/out")
   [ "${CALLS:-0}" = 1 ] && r_calls=$r_wall
   "$NVMEOF" target show -o nvmetcli >"$work/nvmetcli.json"
-  t n_check "$NVMEOF" target check -f "$work/spec1.yaml"
+  tm n_check : "$NVMEOF" target check -f "$work/spec1.yaml"
   say "show ${n_show}s (read floor ${r_calls}s), check ${n_check}s"
 
   # nvmetcli on the same tree: save (its show), clear (its down), restore (its up from empty)
   c_save="" c_clear="" c_restore=""
   if [ -n "$nvmetcli" ]; then
-    t c_save "$PY" "$nvmetcli" save "$work/saved.json"
-    t c_clear "$PY" "$nvmetcli" clear
-    t c_restore "$PY" "$nvmetcli" restore "$work/nvmetcli.json"
+    tm c_save : "$PY" "$nvmetcli" save "$work/saved.json"
+    tm c_clear up1 "$PY" "$nvmetcli" clear
+    tm c_restore py_clear "$PY" "$nvmetcli" restore "$work/nvmetcli.json"
     "$NVMEOF" target up -f "$work/spec1.yaml" >"$work/out"
     grep -q '^No changes' "$work/out" || die "nvmetcli's restore did not rebuild the same tree: $(head -3 "$work/out")"
     say "nvmetcli save ${c_save}s, clear ${c_clear}s, restore ${c_restore}s"
@@ -154,24 +175,21 @@ for k in "${SIZES[@]}"; do
   # one more host on every subsystem
   "$NVMEOF" target up --dry-run -o json -f "$work/spec2.yaml" >"$work/add.json"
   floor a_calls a_wall "$work/add.json"
-  "$NVMEOF" target up --prune -f "$work/spec1.yaml" >/dev/null
-  t n_add "$NVMEOF" target up -f "$work/spec2.yaml"
+  tm n_add prune1 "$NVMEOF" target up -f "$work/spec2.yaml"
   row add-host "$k" "$(steps "$work/add.json")" "$n_add" "$a_calls" "$a_wall" ""
   say "add host ${n_add}s (floor ${a_calls}s)"
 
   # prune one subsystem
   "$NVMEOF" target up --prune --dry-run -o json -f "$work/spec3.yaml" >"$work/prune.json"
   floor p_calls p_wall "$work/prune.json"
-  "$NVMEOF" target up -f "$work/spec2.yaml" >/dev/null
-  t n_prune "$NVMEOF" target up --prune -f "$work/spec3.yaml"
+  tm n_prune up2 "$NVMEOF" target up --prune -f "$work/spec3.yaml"
   row prune "$k" "$(steps "$work/prune.json")" "$n_prune" "$p_calls" "$p_wall" ""
   say "prune ${n_prune}s (floor ${p_calls}s)"
 
   # down
   "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
   floor d_calls d_wall "$work/down.json"
-  "$NVMEOF" target up -f "$work/spec3.yaml" >/dev/null
-  t n_down "$NVMEOF" target down --all
+  tm n_down up3 "$NVMEOF" target down --all
   row down "$k" "$(steps "$work/down.json")" "$n_down" "$d_calls" "$d_wall" "$c_clear"
   say "down ${n_down}s (floor ${d_calls}s)"
 done

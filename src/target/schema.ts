@@ -8,6 +8,7 @@
  * between subsystems and ports, duplicates); the schema is the part an editor can check as
  * you type. Integers may be written as digit strings, as the validator accepts them.
  */
+import type { TextKeys } from "./spec_yaml.ts";
 import { ANA_STATES, MAX_ANA_GROUP, PORT_TRTYPES } from "../configfs/nvmet.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 
@@ -365,6 +366,9 @@ export const SPEC_TEXT_LIST_KEYS: ReadonlySet<string> = new Set(
     Object.entries(d.properties).filter(([, s]) => s.items && isTextField(s.items)).map(([k]) => k)
   ),
 );
+
+/** Both, as the spec's readers take them (spec.ts, spec_yaml.ts). */
+export const SPEC_TEXT: TextKeys = { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIST_KEYS };
 
 /** The top-level keys of a spec. */
 export const SPEC_TOP_KEYS = ["hosts", "subsystems", "ports"] as const;

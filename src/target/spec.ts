@@ -9,7 +9,7 @@ import { defaultSpecFile } from "./spec_file.ts";
 import { OUTSIDE, readPlainYaml } from "./spec_yaml.ts";
 import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
 import type { AnaState } from "../configfs/nvmet.ts";
-import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";
+import { SPEC_TEXT, SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS, SPEC_TOP_KEYS } from "./schema.ts";
 import { isObj, SpecContext } from "./validate/context.ts";
 import { validateAnaReferences } from "./validate/ana.ts";
 import { validateHosts } from "./validate/hosts.ts";
@@ -149,7 +149,7 @@ export class SpecError extends FailureError {
  * time otherwise.
  */
 export async function parseSpecText(text: string, source: string): Promise<unknown> {
-  const plain = readPlainYaml(text, { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIST_KEYS });
+  const plain = readPlainYaml(text, SPEC_TEXT);
   if (plain !== OUTSIDE) return plain;
   const { isScalar, isSeq, parseDocument, visit } = await import("yaml");
   // logLevel "error": a warning (a mapping used as a key) must not reach stderr; the key then

@@ -38,8 +38,10 @@ function outside(): never {
  * control characters, a BOM, and the Unicode spaces YAML does not count as spaces but JS trims).
  */
 const FORBIDDEN = /[^\n\x20-\x7e]/;
-/** A plain key: a word that the core schema reads as a string (null and booleans set apart). */
-const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*(?=:)/;
+/** A plain key, read and written: a word (the core schema's null and booleans set apart by `typed`). */
+const WORD = /^[A-Za-z_][A-Za-z0-9_-]*/;
+/** What may follow a value on its line: spaces, then a comment after at least one. */
+const TRAILER = /^(?: +#.*| *)$/;
 /** Plain scalars the core schema reads as null, booleans, or numbers the reader leaves out. */
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;
 const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
@@ -176,10 +178,10 @@ function keyAt(text: string, at: number, flow: boolean): [string, number] | null
     [key, end] = [value as string, after];
     if (text[end] !== ":" || (text[end + 1] !== " " && end + 1 < text.length && !flow)) return null;
   } else {
-    const m = PLAIN_KEY.exec(text.slice(at));
-    if (!m || NULL.test(m[0]) || BOOL.test(m[0])) return null;
+    const m = WORD.exec(text.slice(at));
+    if (!m || typed(m[0])) return null;
     [key, end] = [m[0], at + m[0].length];
-    if (end + 1 < text.length && text[end + 1] !== " ") return null;
+    if (text[end] !== ":" || (end + 1 < text.length && text[end + 1] !== " ")) return null;
   }
   if (key === "__proto__") outside();
   let i = end + 1;
@@ -198,7 +200,7 @@ function isItem(text: string): boolean {
 function inline(text: string, keys: TextKeys, keepText: boolean, list = false): unknown {
   if (text[0] === "{" || text[0] === "[") return flow(text, keys, list);
   const [value, end] = scalar(text, 0, keepText, false);
-  if (!/^(?: +#.*| *)$/.test(text.slice(end))) outside();
+  if (!TRAILER.test(text.slice(end))) outside();
   return value;
 }
 
@@ -243,11 +245,8 @@ function scalar(text: string, at: number, keepText: boolean, flow: boolean): [un
 /** A plain scalar's value in the core schema; KEEP_TEXT keeps numbers and booleans as written. */
 function resolve(plain: string, keepText: boolean): unknown {
   if (NULL.test(plain)) return null;
-  if (OTHER_NUMBER.test(plain)) {
-    if (keepText) return plain;
-    outside();
-  }
   if (keepText) return plain;
+  if (OTHER_NUMBER.test(plain)) outside();
   if (BOOL.test(plain)) return plain[0] === "t" || plain[0] === "T";
   if (INT.test(plain)) return parseInt(plain, 10);
   return plain;
@@ -287,7 +286,7 @@ function skipSpaces(text: string, i: number): number {
 }
 
 function endOfFlow<T>(text: string, end: number, value: T): T {
-  if (!/^(?: +#.*| *)$/.test(text.slice(end))) outside();
+  if (!TRAILER.test(text.slice(end))) outside();
   return value;
 }
 
@@ -347,7 +346,7 @@ function writeMap(map: Record<string, unknown>, indent: number, lines: string[],
   let lead = first;
   for (const [key, v] of Object.entries(map)) {
     if (v === undefined) outside();
-    const k = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) && !typed(key) ? key : outside();
+    const k = WORD.exec(key)?.[0] === key && !typed(key) ? key : outside();
     const pad = lead || " ".repeat(indent);
     lead = "";
     if (Array.isArray(v) && v.length) {

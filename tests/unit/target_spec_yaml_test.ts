@@ -11,11 +11,10 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { parseSpecText } from "../../src/target/spec.ts";
-import { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS } from "../../src/target/schema.ts";
+import { SPEC_TEXT as KEYS } from "../../src/target/schema.ts";
 import { OUTSIDE, readPlainYaml, writePlainYaml } from "../../src/target/spec_yaml.ts";
 import { type Rng, rng, ROOT } from "../helpers.ts";
 
-const KEYS = { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIST_KEYS };
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261204);
 const ROUNDS = Number(Deno.env.get("FUZZ_ROUNDS") ?? 1000);
 

@@ -257,11 +257,10 @@ async function phases(file: string): Promise<void> {
 async function planBench(sizes: number[]): Promise<void> {
   const { parse, stringify } = await import("yaml");
   const { validateSpec } = await import("../../../src/target/spec.ts");
-  const { SPEC_TEXT_KEYS, SPEC_TEXT_LIST_KEYS } = await import("../../../src/target/schema.ts");
+  const { SPEC_TEXT: keys } = await import("../../../src/target/schema.ts");
   const { OUTSIDE, readPlainYaml, writePlainYaml } = await import(
     "../../../src/target/spec_yaml.ts"
   );
-  const keys = { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIST_KEYS };
   const { planDown, planUp } = await import("../../../src/target/plan.ts");
   const { affected } = await import("../../../src/target/connected.ts");
   const { treeToSpec } = await import("../../../src/target/show.ts");

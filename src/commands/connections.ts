@@ -145,7 +145,7 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
   const confText = await read(conf);
   if (confText !== undefined) {
     const host = await readHostFiles(fabrics);
-    const r = await importDiscoveryConf(confText, `'${conf}'`, host, paths.etc);
+    const r = importDiscoveryConf(confText, `'${conf}'`, host, paths.etc);
     sources.push(conf);
     found.connections.push(...r.connections);
     found.notes.push(...r.notes);
@@ -154,7 +154,7 @@ async function importRun(ctx: RunContext): Promise<CommandResult> {
   const json = `${paths.etcNvme}/config.json`;
   const jsonText = await read(json);
   if (jsonText !== undefined) {
-    const r = await importConfigJson(jsonText, `'${json}'`, paths.etc);
+    const r = importConfigJson(jsonText, `'${json}'`, paths.etc);
     sources.push(json);
     found.connections.push(...r.connections);
     found.notes.push(...r.notes);

@@ -29,11 +29,11 @@ const PORT_KEYS: Record<string, string> = {
 };
 
 /** Parses libnvme's config.json text. */
-export async function importConfigJson(
+export function importConfigJson(
   text: string,
   source: string,
   etc: string,
-): Promise<ImportResult> {
+): ImportResult {
   const out: ImportResult = { connections: [], notes: [], keyFiles: [] };
   let doc: unknown;
   try {
@@ -97,7 +97,7 @@ export async function importConfigJson(
             });
           }
         }
-        await addEntry(out, raw, where, etc);
+        addEntry(out, raw, where, etc);
       }
     }
   }
@@ -125,7 +125,7 @@ export async function configJsonControllers(
       hint: "Give libnvme's JSON configuration (nvme config --dump, or nvmeof connect -O).",
     });
   }
-  const r = await inMemory(await importConfigJson(text, `'${file}'`, "/nonexistent"));
+  const r = await inMemory(importConfigJson(text, `'${file}'`, "/nonexistent"));
   const io = r.controllers.filter((c) => c.nqn !== DISCOVERY_NQN);
   const skipped = r.controllers.length - io.length;
   return {

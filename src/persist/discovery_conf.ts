@@ -103,12 +103,12 @@ export function flagLines(text: string, source: string): Array<{ where: string; 
 }
 
 /** Parses discovery.conf text: each line a discovery controller. */
-export async function importDiscoveryConf(
+export function importDiscoveryConf(
   text: string,
   source: string,
   host: DefaultHost,
   etc: string,
-): Promise<ImportResult> {
+): ImportResult {
   const out: ImportResult = { connections: [], notes: [], keyFiles: [] };
   for (const { where, words } of flagLines(text, source)) {
     const raw: Record<string, string | boolean> = {};
@@ -170,7 +170,7 @@ export async function importDiscoveryConf(
           "or add --hostnqn= and --hostid= to the line.",
       });
     }
-    await addEntry(out, raw, where, etc);
+    addEntry(out, raw, where, etc);
   }
   return out;
 }
@@ -194,7 +194,7 @@ export async function discoveryConfControllers(
   const file = `${etcNvme}/discovery.conf`;
   const text = readNvmeCliFile(file);
   if (text === undefined) return undefined;
-  const r = await importDiscoveryConf(text, `'${file}'`, host, "/nonexistent");
+  const r = importDiscoveryConf(text, `'${file}'`, host, "/nonexistent");
   return { file, ...await inMemory(r) };
 }
 

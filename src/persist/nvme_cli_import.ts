@@ -7,6 +7,7 @@
  */
 import { quote, UsageError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
+import { hexOf, sha256 } from "../sha256.ts";
 import { type ConnectOptions, isTransport } from "../fabrics/connect_options.ts";
 import {
   connectionKey,
@@ -51,20 +52,16 @@ export const INLINE_SECRET: Partial<Record<TableField, string>> = {
  * host, subsystem, transport, address, service id, host address): an rdma and a tcp entry to one
  * address, which may hold different keys, get different files.
  */
-async function keyPath(etc: string, c: SavedConnection) {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(connectionKey(c))),
-  );
-  const hex = [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return `${etc}/keys/${hex}.key`;
+function keyPath(etc: string, c: SavedConnection): string {
+  return `${etc}/keys/${hexOf(sha256(connectionKey(c)).subarray(0, 6))}.key`;
 }
 
-export async function addEntry(
+export function addEntry(
   out: ImportResult,
   raw: Record<string, unknown>,
   where: string,
   etc: string,
-): Promise<void> {
+): void {
   const secrets: Array<[ConnectOptionRow, unknown]> = [];
   for (const r of CONNECT_OPTIONS) {
     const key = INLINE_SECRET[r.field];
@@ -89,7 +86,7 @@ export async function addEntry(
   let base: string | undefined; // one digest per connection, for its host and controller keys
   for (const [r, secret] of secrets) {
     if (typeof secret !== "string" || secret === "") continue;
-    base ??= await keyPath(etc, c);
+    base ??= keyPath(etc, c);
     const path = r.field === "dhchapSecret" ? base : base.replace(/\.key$/, ".ctrl.key");
     (c as unknown as Record<string, unknown>)[r.saved] = path;
     out.keyFiles.push({ path, secret: secret.trim() });

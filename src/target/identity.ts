@@ -7,16 +7,11 @@
  * serial and a namespace's UUID are derived from the names the spec does give (the subsystem NQN
  * and the NSID): the same on every boot, on every storage server applying the same spec.
  */
-import { createHash } from "node:crypto";
-
-function digest(text: string): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(text).digest());
-}
+import { hexOf, sha256 } from "../sha256.ts";
 
 /** The serial number nvmeof gives subsystem NQN (20 hex digits, what attr_serial holds). */
 export function derivedSerial(nqn: string): string {
-  return [...digest(`nvmeof serial\0${nqn}`).subarray(0, 10)]
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hexOf(sha256(`nvmeof serial\0${nqn}`).subarray(0, 10));
 }
 
 /**
@@ -24,9 +19,9 @@ export function derivedSerial(nqn: string): string {
  * version 8, variant 10).
  */
 export function derivedNamespaceUuid(nqn: string, nsid: number): string {
-  const b = digest(`nvmeof namespace\0${nqn}\0${nsid}`).subarray(0, 16);
+  const b = sha256(`nvmeof namespace\0${nqn}\0${nsid}`).subarray(0, 16);
   b[6] = (b[6] & 0x0f) | 0x80;
   b[8] = (b[8] & 0x3f) | 0x80;
-  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  const h = hexOf(b);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }

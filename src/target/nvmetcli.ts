@@ -7,6 +7,7 @@ import { DEFAULT_ANA_GROUP, type LiveTree, SUBSYSTEM_ATTRS } from "../configfs/n
 import { FailureError } from "../errors.ts";
 import { InputError, readInputText } from "../input.ts";
 import { DISCOVERY_NQN } from "../fabrics/nqn.ts";
+import { hexOf, sha256 } from "../sha256.ts";
 import { ZERO } from "./show.ts";
 import { parseSpecText, validateSpec } from "./spec.ts";
 
@@ -141,11 +142,8 @@ const KNOWN = {
 };
 
 /** The hex name part of a host's key files: the same host always gets the same file. */
-async function keyFileStem(nqn: string): Promise<string> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(nqn)),
-  );
-  return [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
+function keyFileStem(nqn: string): string {
+  return hexOf(sha256(nqn).subarray(0, 6));
 }
 
 /**
@@ -156,10 +154,10 @@ async function keyFileStem(nqn: string): Promise<string> {
  * Normalisation: values nvmetcli writes as text become numbers or booleans; empty values (a loop
  * port's address), an all-zero NGUID and the default state of ANA group 1 are left out.
  */
-export async function nvmetcliToSpec(
+export function nvmetcliToSpec(
   data: unknown,
   options: NvmetcliImportOptions,
-): Promise<NvmetcliImport> {
+): NvmetcliImport {
   const notes: string[] = [];
   const warnings: string[] = [];
   const keyFiles: ImportedKeyFile[] = [];
@@ -193,7 +191,7 @@ export async function nvmetcliToSpec(
     const out: Obj = { nqn: h.nqn };
     const key = text(h.dhchap, "key");
     const ctrl = text(h.dhchap, "ctrl_key");
-    const stem = typeof h.nqn === "string" ? await keyFileStem(h.nqn) : String(i);
+    const stem = typeof h.nqn === "string" ? keyFileStem(h.nqn) : String(i);
     for (
       const [secret, suffix, specKey] of [[key, "", "dhchap_key_file"], [
         ctrl,
@@ -355,7 +353,7 @@ export async function importNvmetcliFile(
   options: { note: (line: string) => void; keyDir: string; dryRun?: boolean },
 ): Promise<{ spec: Record<string, unknown>; keyFiles: string[] }> {
   const raw = await loadNvmetcliFile(file);
-  const { spec, notes, warnings, keyFiles } = await nvmetcliToSpec(raw, options);
+  const { spec, notes, warnings, keyFiles } = nvmetcliToSpec(raw, options);
   for (const w of warnings) options.note(`warning: ${w}`);
   validateSpec(spec, { checkFiles: false, source: `converted from '${file}'` });
   // Key files only once the spec is good: a refused import leaves nothing behind.

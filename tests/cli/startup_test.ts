@@ -171,3 +171,17 @@ Deno.test("every command's --help loads that command's module only", async () =>
   }));
   assert.deepEqual(wrong, []);
 });
+
+Deno.test("the target's domain code loads no Node module or npm package before it needs one", async () => {
+  // In the lab guest, the first Node module costs 0.3 s of start-up and node:crypto 0.4 s more
+  // (docs/benchmarks.md, "Start-up of the target commands"); the YAML library is loaded only for
+  // what the plain reader leaves to it, and nvmetcli's converter only for its format.
+  const { byName } = await moduleGraph();
+  const target = [...byName.keys()].filter((s) => short(s).startsWith("src/target/"));
+  assert.ok(target.length >= 30, `${target.length} modules under src/target/`);
+  const loads = target.flatMap((m) =>
+    staticClosure(byName, [m]).modules.filter((x) => x.startsWith("node:") || x.startsWith("npm:"))
+      .map((x) => `${short(m)}: ${x}`)
+  );
+  assert.deepEqual(loads, []);
+});

@@ -279,8 +279,8 @@ Deno.test("a saved connection carries every table option and gives the same opti
   assert.deepEqual(await optionsFromSaved(back), o);
 });
 
-Deno.test("nvme-cli's discovery.conf flags land in the table's saved keys", async () => {
-  const r = await importDiscoveryConf(
+Deno.test("nvme-cli's discovery.conf flags land in the table's saved keys", () => {
+  const r = importDiscoveryConf(
     "-t tcp -a 10.0.0.2 -s 8009 -W 2 --fast_io_fail_tmo=5 -T 8 -g --data-digest -l -1 " +
       "--reconnect-delay=3 -k 9 --host-iface=eth1 --persistent\n",
     "discovery.conf",
@@ -299,8 +299,8 @@ Deno.test("nvme-cli's discovery.conf flags land in the table's saved keys", asyn
   assert.equal(c.host_iface, "eth1");
 });
 
-Deno.test("libnvme's config.json port keys land in the table's saved keys; both keys move to files", async () => {
-  const r = await importConfigJson(
+Deno.test("libnvme's config.json port keys land in the table's saved keys; both keys move to files", () => {
+  const r = importConfigJson(
     JSON.stringify([{
       hostnqn: HOSTNQN,
       hostid: HOSTID,

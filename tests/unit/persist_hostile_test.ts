@@ -28,9 +28,9 @@ function tempFile(text: string, mode = 0o600): string & Disposable {
   return Object.assign(Object(p), { [Symbol.dispose]: () => Deno.removeSync(p) });
 }
 
-Deno.test("config.json with a null port or a toString value is a usage error naming it", async () => {
+Deno.test("config.json with a null port or a toString value is a usage error naming it", () => {
   const host = { hostnqn: HQ, hostid: HI };
-  await assert.rejects(
+  assert.throws(
     () =>
       importConfigJson(
         JSON.stringify([{ ...host, subsystems: [{ nqn: SUB1, ports: [null] }] }]),
@@ -56,7 +56,7 @@ Deno.test("connections.yaml with a toString value is a usage error naming the en
   );
 });
 
-Deno.test("discovery.conf errors never quote a key, however the flag is spelled", async () => {
+Deno.test("discovery.conf errors never quote a key, however the flag is spelled", () => {
   for (
     const line of [
       `--transport=rdma --traddr=10.0.0.1 --dhchap_secret=${KEY}`,
@@ -66,7 +66,7 @@ Deno.test("discovery.conf errors never quote a key, however the flag is spelled"
       `--transport=rdma --traddr=${KEY}`,
     ]
   ) {
-    await assert.rejects(
+    assert.throws(
       () => importDiscoveryConf(line + "\n", "d.conf", { hostnqn: HQ, hostid: HI }, "/e"),
       (e: Error) => {
         assert.ok(e instanceof NvmeofError, String(e));
@@ -78,9 +78,9 @@ Deno.test("discovery.conf errors never quote a key, however the flag is spelled"
   }
 });
 
-Deno.test("a config.json syntax error says where, never the text around it", async () => {
+Deno.test("a config.json syntax error says where, never the text around it", () => {
   const text = `[{"hostnqn": "${HQ}", "dhchap_key": ${KEY}}]`;
-  await assert.rejects(() => importConfigJson(text, "c.json", "/e"), (e: Error) => {
+  assert.throws(() => importConfigJson(text, "c.json", "/e"), (e: Error) => {
     assert.ok(e instanceof UsageError);
     assert.match(e.message, /Cannot parse c\.json: not valid JSON/);
     assertNoKey(e.message);

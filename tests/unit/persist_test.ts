@@ -261,11 +261,11 @@ Deno.test("nvme-cli's discovery.conf becomes discovery entries with the host's i
   assert.deepEqual(r.notes, [
     "discovery.conf line 8: --persistent not carried over (nvmeof has no such option).",
   ]);
-  await assert.rejects(
+  assert.throws(
     () => importDiscoveryConf("--traddr=10.0.0.1\n", "d", {}, "/e"),
     /no host NQN and host ID/,
   );
-  await assert.rejects(
+  assert.throws(
     () =>
       importDiscoveryConf("--traddr=10.0.0.1 --bogus\n", "d", { hostnqn: HQ, hostid: HI }, "/e"),
     /d line 1: unknown nvme-cli flag '--bogus'/,
@@ -320,7 +320,7 @@ Deno.test("libnvme's config.json becomes connections; inline keys move to key fi
   // libnvme's schema also describes {"hosts": [...]}.
   const wrapped = await importConfigJson(`{"hosts": ${text}}`, "c", "/etc/nvmeof");
   assert.deepEqual(wrapped.connections, r.connections);
-  await assert.rejects(() => importConfigJson("{}", "c", "/e"), /holds no list of hosts/);
+  assert.throws(() => importConfigJson("{}", "c", "/e"), /holds no list of hosts/);
 });
 
 Deno.test("the backoff doubles from 1 s to a 15 s ceiling", () => {

@@ -37,6 +37,13 @@ Deno.test("a new subsystem and namespace get a serial and UUID that are the same
   assert.deepEqual(planUp(EMPTY, spec()), planUp(EMPTY, spec()));
 });
 
+Deno.test("the serial and UUID are those every earlier version derived from the same names", () => {
+  // A storage server upgraded and applying its spec again must give its hosts the same disks.
+  assert.equal(derivedSerial(NQN), "4e177c3e4e2168a1c0a2");
+  assert.equal(derivedNamespaceUuid(NQN, 1), "93f68721-2f34-8005-83e3-a70672a2ed58");
+  assert.equal(derivedSerial("nqn.2014-08.org.nvmexpress:uuid:é"), "63786c122bd25807fe64");
+});
+
 Deno.test("a UUID the spec names wins; an existing namespace and subsystem keep what they have", () => {
   const named = "0f8e6a4c-1d2b-4c3a-9e8f-7a6b5c4d3e2f";
   const steps = planUp(EMPTY, spec(named));

@@ -56,11 +56,11 @@ function writeKeys(keyFiles: Array<{ path: string; secret: string }>) {
 }
 
 for (const name of [...SIXONE, "dhchap"]) {
-  Deno.test(`nvmetcli ${name}.json: import, apply, treeToNvmetcli gives the file back`, async () => {
+  Deno.test(`nvmetcli ${name}.json: import, apply, treeToNvmetcli gives the file back`, () => {
     using dev = withDevices(name);
     using io = standin([], name === "dhchap" ? {} : { kernel: "6.1" });
     const keyDir = `${io.root}/../keys`;
-    const imp = await nvmetcliToSpec(dev.doc, { keyDir });
+    const imp = nvmetcliToSpec(dev.doc, { keyDir });
     assert.deepEqual(imp.warnings, [], "every field of the fixture is carried");
     writeKeys(imp.keyFiles);
     const spec = validateSpec(imp.spec);
@@ -73,9 +73,9 @@ for (const name of [...SIXONE, "dhchap"]) {
   });
 }
 
-Deno.test("nvmetcli import: the fields of each fixture land in the spec", async () => {
+Deno.test("nvmetcli import: the fields of each fixture land in the spec", () => {
   const keyDir = "/etc/nvmeof/keys";
-  const rdma = (await nvmetcliToSpec(fixture("rdma"), { keyDir })).spec as Doc;
+  const rdma = nvmetcliToSpec(fixture("rdma"), { keyDir }).spec as Doc;
   assert.deepEqual(
     [rdma.subsystems[0].version, rdma.subsystems[0].cntlid_min, rdma.subsystems[0].cntlid_max],
     ["1.4", 16, 4095],
@@ -93,13 +93,13 @@ Deno.test("nvmetcli import: the fields of each fixture land in the spec", async 
       portid: 7,
     },
   ]);
-  const tcp = (await nvmetcliToSpec(fixture("tcp"), { keyDir })).spec as Doc;
+  const tcp = nvmetcliToSpec(fixture("tcp"), { keyDir }).spec as Doc;
   assert.equal(tcp.subsystems[0].pi_enable, true);
   assert.equal(tcp.ports[0].treq, "not required");
   assert.equal(tcp.ports[0].referrals[0].name, "parked");
   assert.equal(tcp.ports[0].referrals[0].enabled, false);
   assert.equal(tcp.ports[0].referrals[0].treq, "required");
-  const ana = (await nvmetcliToSpec(fixture("ana"), { keyDir })).spec as Doc;
+  const ana = nvmetcliToSpec(fixture("ana"), { keyDir }).spec as Doc;
   assert.deepEqual(ana.ports[1].ana_groups, [
     { id: 1, state: "non-optimized" },
     { id: 2, state: "inaccessible" },
@@ -107,7 +107,7 @@ Deno.test("nvmetcli import: the fields of each fixture land in the spec", async 
     { id: 4, state: "optimized" },
   ]);
   assert.deepEqual(ana.subsystems[0].namespaces.map((n: Doc) => n.ana_grpid), [2, 3]);
-  const auth = await nvmetcliToSpec(fixture("dhchap"), { keyDir });
+  const auth = nvmetcliToSpec(fixture("dhchap"), { keyDir });
   const h = (auth.spec as Doc).hosts;
   assert.match(h[0].dhchap_key_file, /^\/etc\/nvmeof\/keys\/target-host-[0-9a-f]{12}\.key$/);
   assert.match(h[0].dhchap_ctrl_key_file, /-ctrl\.key$/);
@@ -121,22 +121,22 @@ Deno.test("nvmetcli import: the fields of each fixture land in the spec", async 
   assert.equal((auth.spec as Doc).ports[0].max_queue_size, 128);
 });
 
-Deno.test("nvmetcli import: what the spec cannot carry is named in a warning", async () => {
+Deno.test("nvmetcli import: what the spec cannot carry is named in a warning", () => {
   const doc = fixture("rdma");
   doc.discovery = { nqn: "nqn.2026-10.com.example:my-discovery" };
   doc.subsystems[0].passthru = [{ device: { path: "/dev/nvme0" }, enable: 1 }];
   doc.subsystems[0].attr.frobnicate = "1";
   doc.ports[0].addr.hostiface = "eth0";
   doc.subsystems[0].namespaces[0].p2pmem = "auto";
-  const { warnings } = await nvmetcliToSpec(doc, { keyDir: "/k" });
+  const { warnings } = nvmetcliToSpec(doc, { keyDir: "/k" });
   const all = warnings.join("\n");
   for (const name of ["discovery.nqn", "passthru", "attr.frobnicate", "addr.hostiface", "p2pmem"]) {
     assert.match(all, new RegExp(name.replace(".", "\\.")), `${name} named`);
   }
 });
 
-Deno.test("nvmetcli fc.json: the fc port is refused by name", async () => {
-  const { spec } = await nvmetcliToSpec(fixture("fc"), { keyDir: "/k" });
+Deno.test("nvmetcli fc.json: the fc port is refused by name", () => {
+  const { spec } = nvmetcliToSpec(fixture("fc"), { keyDir: "/k" });
   assert.throws(
     () => validateSpec(spec, { checkFiles: false }),
     (e: unknown) =>
@@ -146,12 +146,12 @@ Deno.test("nvmetcli fc.json: the fc port is refused by name", async () => {
 });
 
 /** The ANA fixture as a spec document. */
-async function anaSpec(): Promise<Doc> {
-  return (await nvmetcliToSpec(fixture("ana"), { keyDir: "/k" })).spec;
+function anaSpec(): Doc {
+  return nvmetcliToSpec(fixture("ana"), { keyDir: "/k" }).spec as Doc;
 }
 
-Deno.test("ANA: a namespace naming a group one of its ports lacks is refused, naming both", async () => {
-  const doc = await anaSpec();
+Deno.test("ANA: a namespace naming a group one of its ports lacks is refused, naming both", () => {
+  const doc = anaSpec();
   doc.subsystems[0].namespaces[0].ana_grpid = 9;
   assert.throws(
     () => validateSpec(doc, { checkFiles: false }),
@@ -167,8 +167,8 @@ Deno.test("ANA: a namespace naming a group one of its ports lacks is refused, na
   validateSpec(doc, { checkFiles: false });
 });
 
-Deno.test("ANA: a misspelt state is refused with the valid ones and a suggestion", async () => {
-  const doc = await anaSpec();
+Deno.test("ANA: a misspelt state is refused with the valid ones and a suggestion", () => {
+  const doc = anaSpec();
   doc.ports[0].ana_groups[2].state = "non-optimised";
   assert.throws(
     () => validateSpec(doc, { checkFiles: false }),
@@ -184,10 +184,10 @@ Deno.test("ANA: a misspelt state is refused with the valid ones and a suggestion
   assert.throws(() => validateSpec(doc, { checkFiles: false }), /from 1 to 128/);
 });
 
-Deno.test("ANA: removing a group a namespace is still in is refused; nothing is written", async () => {
+Deno.test("ANA: removing a group a namespace is still in is refused; nothing is written", () => {
   using dev = withDevices("ana");
   using io = standin([], { kernel: "6.1" });
-  const imp = await nvmetcliToSpec(dev.doc, { keyDir: "/k" });
+  const imp = nvmetcliToSpec(dev.doc, { keyDir: "/k" });
   applyPlan(io, planUp(readTree(io), validateSpec(imp.spec)));
   const before = snapshot(io.root);
   // Group 3 leaves port 4's list; namespace 2 says nothing of its group, so it stays in 3.
@@ -215,10 +215,10 @@ Deno.test("ANA: removing a group a namespace is still in is refused; nothing is 
   ]]);
 });
 
-Deno.test("ANA: a state change is one ana_state write, no port teardown", async () => {
+Deno.test("ANA: a state change is one ana_state write, no port teardown", () => {
   using dev = withDevices("ana");
   using io = standin([], { kernel: "6.1" });
-  const imp = await nvmetcliToSpec(dev.doc, { keyDir: "/k" });
+  const imp = nvmetcliToSpec(dev.doc, { keyDir: "/k" });
   applyPlan(io, planUp(readTree(io), validateSpec(imp.spec)));
   const doc = structuredClone(imp.spec) as Doc;
   doc.ports[1].ana_groups[1].state = "optimized";
@@ -234,10 +234,10 @@ Deno.test("ANA: a state change is one ana_state write, no port teardown", async 
   assert.deepEqual(readTree(io).ports[1].subsystems, ["nqn.2026-10.com.example:ha-1"]);
 });
 
-Deno.test("referrals: an address change disables, writes, enables; removal keeps them for rollback", async () => {
+Deno.test("referrals: an address change disables, writes, enables; removal keeps them for rollback", () => {
   using dev = withDevices("tcp");
   using io = standin([], { kernel: "6.1" });
-  const imp = await nvmetcliToSpec(dev.doc, { keyDir: "/k" });
+  const imp = nvmetcliToSpec(dev.doc, { keyDir: "/k" });
   applyPlan(io, planUp(readTree(io), validateSpec(imp.spec)));
   const doc = structuredClone(imp.spec) as Doc;
   doc.ports[0].referrals[1].traddr = "10.77.0.31";
@@ -264,10 +264,10 @@ Deno.test("referrals: an address change disables, writes, enables; removal keeps
 });
 
 for (const name of ["rdma", "tcp", "ana"]) {
-  Deno.test(`target show of the ${name}.json tree, applied again, changes nothing`, async () => {
+  Deno.test(`target show of the ${name}.json tree, applied again, changes nothing`, () => {
     using dev = withDevices(name);
     using io = standin([], { kernel: "6.1" });
-    const imp = await nvmetcliToSpec(dev.doc, { keyDir: "/k" });
+    const imp = nvmetcliToSpec(dev.doc, { keyDir: "/k" });
     applyPlan(io, planUp(readTree(io), validateSpec(imp.spec)));
     const shown = treeToSpec(readTree(io)) as Doc;
     assert.deepEqual(planUp(readTree(io), validateSpec(shown), { prune: true }), []);

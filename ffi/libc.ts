@@ -8,7 +8,7 @@
  * errno: after a failing synchronous call, read `errno()` in the very next statement, before any
  * allocation or `await` (a GC or another call on the main thread can overwrite it).
  */
-import { lazy, openLibrary } from "./loader.ts";
+import { lazy, openLibrary, type Symbols } from "./loader.ts";
 
 export const LIBC_SYMBOLS = {
   /** int open(const char *pathname, int flags, ... mode_t mode); */
@@ -139,19 +139,19 @@ export const S_IFDIR = 0o040000;
 export const S_IFBLK = 0o060000;
 export const S_IFLNK = 0o120000;
 
-type Libc = Deno.DynamicLibrary<typeof LIBC_SYMBOLS>["symbols"];
+type Libc = Symbols<typeof LIBC_SYMBOLS>;
 
 const load = lazy(() => {
   let errnoAt: Deno.PointerValue = null;
-  const lib = openLibrary(
+  const symbols = openLibrary(
     { name: "libc", soname: "libc.so.6", env: "NVMEOF_LIBC", install: "the C library (glibc)" },
     LIBC_SYMBOLS,
     (l) => {
-      errnoAt = l.symbols.__errno_location();
+      errnoAt = l.__errno_location();
       if (errnoAt === null) throw new Error("__errno_location() returned NULL");
     },
   );
-  return { symbols: lib.symbols, errnoView: new Deno.UnsafePointerView(errnoAt!) };
+  return { symbols, errnoView: new Deno.UnsafePointerView(errnoAt!) };
 });
 
 /** The libc symbols, opening the library on first use. Throws LibraryLoadError naming every path tried. */

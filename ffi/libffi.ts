@@ -8,7 +8,7 @@
  * libffi.so.8 is looked for like the other libraries (env NVMEOF_LIBFFI); when it is absent, or
  * NVMEOF_NO_LIBFFI=1, the call site falls back to `Deno.UnsafeFnPointer` with the same interface.
  */
-import { lazy, openLibrary } from "./loader.ts";
+import { lazy, openLibrary, type Symbols } from "./loader.ts";
 
 export const LIBFFI_SYMBOLS = {
   /**
@@ -29,7 +29,7 @@ const FFI_DEFAULT_ABI = 2;
 /** sizeof(ffi_cif) on x86_64. */
 const FFI_CIF_SIZE = 32;
 
-type Libffi = Deno.DynamicLibrary<typeof LIBFFI_SYMBOLS>["symbols"];
+type Libffi = Symbols<typeof LIBFFI_SYMBOLS>;
 
 const loadLibffi: () => Libffi | null = lazy(() => {
   if (Deno.env.get("NVMEOF_NO_LIBFFI") === "1") return null;
@@ -39,7 +39,7 @@ const loadLibffi: () => Libffi | null = lazy(() => {
       soname: "libffi.so.8",
       env: "NVMEOF_LIBFFI",
       install: "libffi8",
-    }, LIBFFI_SYMBOLS).symbols;
+    }, LIBFFI_SYMBOLS);
   } catch {
     return null;
   }

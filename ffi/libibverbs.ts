@@ -5,7 +5,7 @@
  * (the slot offsets are IBV_CONTEXT["ops.*"] in ffi/structs.ts; src/rdma/verbs.ts calls them). Return conventions: constructors give NULL + errno; the rest give 0 or a
  * positive errno value.
  */
-import { lazy, openLibrary } from "./loader.ts";
+import { lazy, openLibrary, type Symbols } from "./loader.ts";
 
 export const LIBIBVERBS_SYMBOLS = {
   /** struct ibv_device **ibv_get_device_list(int *num_devices); */
@@ -77,12 +77,12 @@ export const LIBIBVERBS_SYMBOLS = {
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The libibverbs symbols, opened on first use (EnvironmentError when rdma-core is missing). */
-export const libibverbs: () => Deno.DynamicLibrary<typeof LIBIBVERBS_SYMBOLS>["symbols"] = lazy(
+export const libibverbs: () => Symbols<typeof LIBIBVERBS_SYMBOLS> = lazy(
   () =>
     openLibrary({
       name: "libibverbs",
       soname: "libibverbs.so.1",
       env: "NVMEOF_LIBIBVERBS",
       install: "rdma-core's libibverbs1 and ibverbs-providers (apt-get install ibverbs-providers)",
-    }, LIBIBVERBS_SYMBOLS).symbols,
+    }, LIBIBVERBS_SYMBOLS),
 );

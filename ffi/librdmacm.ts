@@ -4,7 +4,7 @@
  * (constructors: NULL + errno); read errno() in the same synchronous tick. Event waits never use
  * the blocking rdma_get_cm_event: the channel fd is made non-blocking and polled (src/wait.ts).
  */
-import { lazy, openLibrary } from "./loader.ts";
+import { lazy, openLibrary, type Symbols } from "./loader.ts";
 
 export const LIBRDMACM_SYMBOLS = {
   /** struct rdma_event_channel *rdma_create_event_channel(void); */
@@ -53,12 +53,12 @@ export const LIBRDMACM_SYMBOLS = {
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The librdmacm symbols, opened on first use (EnvironmentError when rdma-core is missing). */
-export const librdmacm: () => Deno.DynamicLibrary<typeof LIBRDMACM_SYMBOLS>["symbols"] = lazy(
+export const librdmacm: () => Symbols<typeof LIBRDMACM_SYMBOLS> = lazy(
   () =>
     openLibrary({
       name: "librdmacm",
       soname: "librdmacm.so.1",
       env: "NVMEOF_LIBRDMACM",
       install: "rdma-core's librdmacm1 (apt-get install librdmacm1)",
-    }, LIBRDMACM_SYMBOLS).symbols,
+    }, LIBRDMACM_SYMBOLS),
 );

@@ -62,16 +62,24 @@ export function candidatePaths(spec: LibrarySpec): string[] {
   return [...LIB_DIRS.map((d) => `${d}/${spec.soname}`), spec.soname];
 }
 
+/** A library's symbols as Deno binds them: one callable per name of the table. */
+export type Symbols<S extends Deno.ForeignLibraryInterface> = Deno.DynamicLibrary<S>["symbols"];
+
 /**
- * Opens the library with the given symbols. Throws LibraryLoadError that lists each path tried
- * with its reason: file missing, or present but unusable (a missing symbol, say). `check` may
- * refuse a library that opened (it throws; the library is closed and the next path tried).
+ * Opens the library and returns its symbols, each bound on its first use. Throws LibraryLoadError
+ * that lists each path tried with its reason: file missing, or present but unusable. `check` may
+ * refuse a library that opened (it throws; the next path is tried).
+ *
+ * Binding is per symbol because Deno makes a call stub for every symbol it binds: in the lab guest
+ * about 8 ms each, 250 ms for libc's table at every start-up where `target show` calls six of them
+ * (docs/benchmarks.md, "Start-up of the target commands"). A symbol the library lacks is
+ * reported, with the path and the symbol, when it is first called.
  */
 export function openLibrary<S extends Deno.ForeignLibraryInterface>(
   spec: LibrarySpec,
   symbols: S,
-  check?: (lib: Deno.DynamicLibrary<S>) => void,
-): Deno.DynamicLibrary<S> {
+  check?: (symbols: Symbols<S>) => void,
+): Symbols<S> {
   const tried: string[] = [];
   for (const path of candidatePaths(spec)) {
     if (path.startsWith("/")) {
@@ -82,17 +90,45 @@ export function openLibrary<S extends Deno.ForeignLibraryInterface>(
         continue;
       }
     }
-    let lib: Deno.DynamicLibrary<S> | undefined;
     try {
-      lib = Deno.dlopen(path, symbols);
-      check?.(lib);
-      return lib;
+      // Opened once without symbols: fails here when the file is not a library for this machine.
+      Deno.dlopen(path, {});
+      const bound = bindOnUse(spec, path, tried, symbols);
+      check?.(bound);
+      return bound;
     } catch (err) {
-      lib?.close();
+      if (err instanceof LibraryLoadError) throw err;
       tried.push(`${path}: ${(err as Error).message}`);
     }
   }
   throw new LibraryLoadError(spec, tried);
+}
+
+/** The symbols of the library at PATH, each bound by its own Deno.dlopen on first use. */
+function bindOnUse<S extends Deno.ForeignLibraryInterface>(
+  spec: LibrarySpec,
+  path: string,
+  tried: string[],
+  symbols: S,
+): Symbols<S> {
+  const bound = {} as Symbols<S>;
+  for (const name of Object.keys(symbols)) {
+    Object.defineProperty(bound, name, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        let fn: unknown;
+        try {
+          fn = Deno.dlopen(path, { [name]: symbols[name] }).symbols[name];
+        } catch (err) {
+          throw new LibraryLoadError(spec, [...tried, `${path}: ${(err as Error).message}`]);
+        }
+        Object.defineProperty(bound, name, { value: fn, enumerable: true });
+        return fn;
+      },
+    });
+  }
+  return bound;
 }
 
 /** Memoizes a loader so each library is opened once, on first use. */

@@ -31,7 +31,7 @@ async function exporterRun(ctx: RunContext): Promise<CommandResult> {
   );
   const { serveMetrics } = await import("../metrics/exporter.ts");
   const { hostPort } = await import("../net/address.ts");
-  const peers = ctx.env?.target?.peers();
+  const peers = await ctx.env?.target?.peers();
   const configfs = `${ctx.global.configfs}/nvmet`;
   const failures = new CollectorFailureLog((line) => ctx.note(`nvmeof exporter: ${line}`));
   using created = createdControllers();

@@ -17,7 +17,7 @@ async function metricsRun(ctx: RunContext): Promise<CommandResult> {
   const { versioned } = await import("../output/contract.ts");
   const families = await collectFamilies({
     configfs: `${ctx.global.configfs}/nvmet`,
-    peers: ctx.env?.target?.peers(),
+    peers: await ctx.env?.target?.peers(),
     timeoutMs,
     onCollectorError: new CollectorFailureLog((line) => ctx.note(`nvmeof metrics: ${line}`)).failed,
   });

@@ -5,7 +5,7 @@
 import type { CommandDetails, CommandResult, RunContext } from "../cli/command.ts";
 
 async function showRun(ctx: RunContext): Promise<CommandResult> {
-  const { readTarget } = await import("../target/up.ts");
+  const { readTarget } = await import("../target/env.ts");
   const { live, loaded } = readTarget(ctx.global.configfs, ctx.env?.target);
   if (!loaded) {
     ctx.note(

@@ -9,15 +9,13 @@
  *    local end is a tcp port's address (nvmet-tcp's queues).
  *
  * A queue does not say which subsystem it serves, so removing a port, a subsystem linked to a
- * port, or such a link is refused while the port has connected hosts.
+ * port, or such a link is refused while the port has connected hosts. The running kernel's
+ * sources are read by ./peers.ts, loaded only when a plan removes something.
  */
-import { hostPaths } from "../host_paths.ts";
 import type { LivePort, LiveTree } from "../configfs/nvmet.ts";
 import { portServes } from "../configfs/port_match.ts";
-import { listDir, readText } from "../host/kfs.ts";
 import { hostPort, type SocketAddress } from "../net/address.ts";
-import { establishedTcp } from "../net/proc_tcp.ts";
-import { type CmIdEntry, readCmIds } from "../rdma/restrack.ts";
+import type { CmIdEntry } from "../rdma/restrack.ts";
 import { FailureError } from "../errors.ts";
 import type { Step } from "./plan.ts";
 
@@ -36,83 +34,6 @@ export interface PeerSources {
   tcp(): { local: SocketAddress; remote: SocketAddress }[];
   /** Host NQNs with a controller on `subnqn` (debugfs, local fabrics controllers). */
   hostsOf(subnqn: string): string[];
-}
-
-/** Roots the kernel sources are read below. */
-export interface KernelSourceOptions {
-  /** procfs root (`net/tcp`, `net/tcp6`), default `/proc` (NVMEOF_PROC). */
-  proc: string;
-  /** sysfs root (`kernel/debug/nvmet`, `class/nvme`), default `/sys` (NVMEOF_SYSFS). */
-  sysfs: string;
-}
-
-/** The roots of the running host, with NVMEOF_PROC/NVMEOF_SYSFS applied. */
-export function kernelSourceOptions(
-  env: (name: string) => string | undefined = Deno.env.get,
-): KernelSourceOptions {
-  const { proc, sysfs } = hostPaths(env);
-  return { proc, sysfs };
-}
-
-function list(dir: string): string[] {
-  try {
-    return listDir(dir);
-  } catch {
-    return [];
-  }
-}
-
-function read(path: string): string | undefined {
-  try {
-    return readText(path).trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** This machine's own fabrics controllers (`<sysfs>/class/nvme`): host NQNs by subsystem NQN. */
-export function localFabricsHosts(sysfs = hostPaths().sysfs): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const c of list(`${sysfs}/class/nvme`)) {
-    const base = `${sysfs}/class/nvme/${c}`;
-    const subnqn = read(`${base}/subsysnqn`);
-    if (subnqn === undefined) continue;
-    const transport = read(`${base}/transport`);
-    if (transport === "pcie" || transport === undefined) continue;
-    out.set(subnqn, [...(out.get(subnqn) ?? []), read(`${base}/hostnqn`) ?? c]);
-  }
-  return out;
-}
-
-/**
- * Host NQNs connected to `subnqn` per nvmet's debugfs and this machine's fabrics controllers
- * (`local`: localFabricsHosts, read once by a caller asking about many subsystems).
- */
-export function subsystemHosts(
-  subnqn: string,
-  sysfs = hostPaths().sysfs,
-  local: Map<string, string[]> = localFabricsHosts(sysfs),
-): string[] {
-  const hosts = new Set<string>();
-  const dbg = `${sysfs}/kernel/debug/nvmet/${subnqn}`;
-  for (const c of list(dbg)) {
-    if (c.startsWith("ctrl")) hosts.add(read(`${dbg}/${c}/hostnqn`) ?? c);
-  }
-  for (const h of local.get(subnqn) ?? []) hosts.add(h);
-  return [...hosts];
-}
-
-/**
- * The sources of the running kernel: CM ids from its RDMA netlink, the rest below the roots. This
- * machine's controllers are read once, at the first subsystem asked about, not once per subsystem.
- */
-export function kernelSources(o: KernelSourceOptions): PeerSources {
-  let local: Map<string, string[]> | undefined;
-  return {
-    cmIds: () => readCmIds(),
-    tcp: () => establishedTcp(o.proc),
-    hostsOf: (subnqn) => subsystemHosts(subnqn, o.sysfs, local ??= localFabricsHosts(o.sysfs)),
-  };
 }
 
 /** The connections of RDMA CM ids: nvmet-rdma's queues are the connected ones (state CONNECT). */
@@ -276,7 +197,8 @@ export const BUSY_HINT =
 
 /** Options of refuseWhileConnected. */
 export interface RefuseOptions {
-  sources: PeerSources;
+  /** Where the connections are read; called only when the plan removes or cuts off something. */
+  sources: () => PeerSources | Promise<PeerSources>;
   /** Who would remove it, for the message ("this", "--prune"). */
   doer?: string;
   /** Where the notes about unreadable sources go. */
@@ -285,10 +207,16 @@ export interface RefuseOptions {
 
 /**
  * Throws FailureError (exit 1) naming the hosts when any is still connected to what the plan's
- * steps remove; returns quietly otherwise.
+ * steps remove; returns quietly otherwise, without reading any source when nothing is removed.
  */
-export function refuseWhileConnected(live: LiveTree, steps: Step[], o: RefuseOptions): void {
-  const r = busyReport(live, steps, o.sources);
+export async function refuseWhileConnected(
+  live: LiveTree,
+  steps: Step[],
+  o: RefuseOptions,
+): Promise<void> {
+  const cut = affected(live, steps);
+  if (!cut.ports.length && !cut.subsystems.length) return;
+  const r = busyReport(live, steps, await o.sources());
   for (const n of r.notes) o.note?.(`warning: ${n}`);
   if (isBusy(r)) throw new FailureError(busyMessage(r, o.doer), { hint: BUSY_HINT });
 }

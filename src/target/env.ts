@@ -5,11 +5,12 @@
  * entry point passes a stand-in of its own through main.
  */
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
+import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { ensureConfigfsMounted } from "../configfs/mount.ts";
 import { fileKind } from "../configfs/libc_fs.ts";
 import { EnvironmentError } from "../errors.ts";
 import { hostPaths } from "../host_paths.ts";
-import { kernelSourceOptions, kernelSources, type PeerSources } from "./connected.ts";
+import type { PeerSources } from "./connected.ts";
 import { isRoot, loadNvmet, loadTransportModules } from "./modules.ts";
 
 /** Options of TargetEnv.open. */
@@ -30,8 +31,8 @@ export interface TargetEnv {
    * EnvironmentError when it cannot); without, undefined when nvmet is not there.
    */
   open(configfs: string, options: OpenOptions): ConfigfsIo | undefined;
-  /** Where the hosts connected to the target are read. */
-  peers(): PeerSources;
+  /** Where the hosts connected to the target are read (its readers loaded on the first call). */
+  peers(): Promise<PeerSources>;
 }
 
 /** Throws EnvironmentError (exit 3) unless the process may change nvmet configfs (root). */
@@ -77,6 +78,23 @@ export function kernelTargetEnv(): TargetEnv {
   return {
     requireWriter: requireRoot,
     open: openNvmet,
-    peers: () => kernelSources(kernelSourceOptions()),
+    peers: async () => {
+      const { kernelSourceOptions, kernelSources } = await import("./peers.ts");
+      return kernelSources(kernelSourceOptions());
+    },
   };
+}
+
+/** The live tree of an opened nvmet, or the empty tree when nvmet is not there. */
+export function readLive(io: ConfigfsIo | undefined): LiveTree {
+  return io ? readTree(io) : { hosts: [], subsystems: [], ports: [] };
+}
+
+/** The live nvmet tree below `configfs` (empty when nvmet is not loaded), and whether it exists. */
+export function readTarget(
+  configfs: string,
+  env: TargetEnv = kernelTargetEnv(),
+): { live: LiveTree; loaded: boolean } {
+  const io = env.open(configfs, { prepare: false });
+  return { live: readLive(io), loaded: io !== undefined };
 }

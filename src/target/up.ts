@@ -4,23 +4,17 @@
  * needs neither root nor the lock.
  */
 import type { ConfigfsIo } from "../configfs/io.ts";
-import { type LiveTree, readTree } from "../configfs/nvmet.ts";
+import type { LiveTree } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
 import { refuseWhileConnected } from "./connected.ts";
-import { kernelTargetEnv, type TargetEnv } from "./env.ts";
+import { kernelTargetEnv, readLive, type TargetEnv } from "./env.ts";
 import { lockTarget } from "./lock.ts";
 import { type OneLineInput, oneLineSpec } from "./one_line.ts";
 import { checkPruneByEmptySpec, describeStep, planDown, planUp } from "./plan.ts";
 import { type PlanResult, planResult, specCounts, specWarnings } from "./report.ts";
 import { loadSpecFile, type TargetSpec } from "./spec.ts";
 import { defaultSpecFile } from "./spec_file.ts";
-
-const EMPTY: LiveTree = { hosts: [], subsystems: [], ports: [] };
-
-function readLive(io: ConfigfsIo | undefined): LiveTree {
-  return io ? readTree(io) : EMPTY;
-}
 
 function readSecretAttr(io: ConfigfsIo): (path: string) => string | undefined {
   return (path) => (io.exists(path) ? io.read(path) : undefined);
@@ -97,7 +91,7 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
   if (!options.force && !dryRun) {
-    refuseWhileConnected(live, steps, { sources: env.peers(), doer: "--prune", note });
+    await refuseWhileConnected(live, steps, { sources: () => env.peers(), doer: "--prune", note });
   }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, { onStep: req.verbose ? (s) => note(describeStep(s)) : undefined });
@@ -124,16 +118,9 @@ export async function targetDown(req: DownRequest, options: TargetRunOptions): P
   const io = env.open(options.configfs, { prepare: false });
   const live = readLive(io);
   const steps = planDown(live, { all: req.all, spec });
-  if (!options.force && !dryRun) refuseWhileConnected(live, steps, { sources: env.peers(), note });
+  if (!options.force && !dryRun) {
+    await refuseWhileConnected(live, steps, { sources: () => env.peers(), note });
+  }
   if (!dryRun && steps.length) applyPlan(io!, steps);
   return planResult(steps, { dryRun });
-}
-
-/** The live nvmet tree below `configfs` (empty when nvmet is not loaded), and whether it exists. */
-export function readTarget(
-  configfs: string,
-  env: TargetEnv = kernelTargetEnv(),
-): { live: LiveTree; loaded: boolean } {
-  const io = env.open(configfs, { prepare: false });
-  return { live: readLive(io), loaded: io !== undefined };
 }

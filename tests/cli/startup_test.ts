@@ -185,3 +185,21 @@ Deno.test("the target's domain code loads no Node module or npm package before i
   );
   assert.deepEqual(loads, []);
 });
+
+Deno.test("target show loads no planner; target up loads the connection readers only to remove", async () => {
+  const { byName } = await moduleGraph();
+  const closure = (m: string) => staticClosure(byName, [`${rootUrl}${m}`]).modules;
+  const show = closure("src/target/env.ts");
+  const notForShow = show.filter((m) =>
+    /^src\/target\/(plan|apply|connected|peers|spec)\.ts$/.test(m) || m.startsWith("src/net/") ||
+    m.startsWith("src/rdma/")
+  );
+  assert.deepEqual(notForShow, [], "what readTarget loads");
+  const up = closure("src/target/up.ts");
+  assert.ok(up.includes("src/target/connected.ts"));
+  const readers = up.filter((m) =>
+    m === "src/target/peers.ts" || m === "src/rdma/restrack.ts" || m === "src/net/proc_tcp.ts" ||
+    m === "src/net/netlink.ts"
+  );
+  assert.deepEqual(readers, [], "loaded by every target up");
+});

@@ -11,7 +11,7 @@
 import { main } from "../../main.ts";
 import { fileKind } from "../../src/configfs/libc_fs.ts";
 import type { CmIdEntry } from "../../src/rdma/restrack.ts";
-import { kernelSourceOptions, kernelSources } from "../../src/target/connected.ts";
+import { kernelSourceOptions, kernelSources } from "../../src/target/peers.ts";
 import type { TargetEnv } from "../../src/target/env.ts";
 import { parseFailures, StandinConfigfs } from "./configfs.ts";
 
@@ -29,7 +29,7 @@ const target: TargetEnv = {
     const failures = parseFailures(Deno.env.get("NVMEOF_CONFIGFS_FAIL") ?? "");
     return new StandinConfigfs(root, { failures });
   },
-  peers: () => ({ ...kernelSources(kernelSourceOptions()), cmIds: standinCmIds }),
+  peers: () => Promise.resolve({ ...kernelSources(kernelSourceOptions()), cmIds: standinCmIds }),
 };
 
 Deno.exit(await main(Deno.args, { target }));

@@ -3,7 +3,7 @@ import { doctorPaths } from "../../src/doctor/kernel_paths.ts";
 import { fabricsPaths } from "../../src/fabrics/initiator_paths.ts";
 import { HOST_PATH_DEFAULTS, hostPaths, pickHostPaths } from "../../src/host_paths.ts";
 import { persistPaths } from "../../src/persist/etc_paths.ts";
-import { kernelSourceOptions } from "../../src/target/connected.ts";
+import { kernelSourceOptions } from "../../src/target/peers.ts";
 import { defaultSpecFile } from "../../src/target/spec_file.ts";
 
 const none = () => undefined;

@@ -11,12 +11,12 @@ import {
   affected,
   busyMessage,
   busyReport,
-  kernelSources,
   type PeerSources,
   portPeers,
   rdmaConnections,
   refuseWhileConnected,
 } from "../../src/target/connected.ts";
+import { kernelSources } from "../../src/target/peers.ts";
 import type { Step } from "../../src/target/plan.ts";
 
 const SUB1 = "nqn.2026-10.pk.nextgen:pool-1";
@@ -183,19 +183,33 @@ Deno.test("busyMessage names the port, its address, what it serves and the peer 
   );
 });
 
-Deno.test("refuseWhileConnected throws a FailureError with nvmeof's disconnect and the --force hint, and passes when idle", () => {
+Deno.test("refuseWhileConnected throws a FailureError with nvmeof's disconnect and the --force hint, and passes when idle", async () => {
   const steps: Step[] = [{ op: "rmdir", path: "ports/2" }];
   const tcp = () => [{
     local: { address: "10.78.0.1", port: 4420 },
     remote: { address: "10.78.0.2", port: 40000 },
   }];
-  assert.throws(
-    () => refuseWhileConnected(LIVE, steps, { sources: sources({ tcp }) }),
+  await assert.rejects(
+    () => refuseWhileConnected(LIVE, steps, { sources: () => sources({ tcp }) }),
     (err: unknown) =>
       err instanceof FailureError && /port 2 \(tcp 10\.78\.0\.1:4420/.test(err.message) &&
       /'nvmeof disconnect -n NQN'/.test(err.hint ?? "") && /--force/.test(err.hint ?? ""),
   );
-  refuseWhileConnected(LIVE, steps, { sources: sources() });
+  await refuseWhileConnected(LIVE, steps, { sources: () => sources() });
+});
+
+Deno.test("refuseWhileConnected reads no source when the plan removes nothing", async () => {
+  let asked = 0;
+  const grow: Step[] = [
+    { op: "mkdir", path: "ports/3" },
+    { op: "link", path: `ports/2/subsystems/${SUB1}`, target: `subsystems/${SUB1}` },
+  ];
+  await refuseWhileConnected(LIVE, grow, { sources: () => (asked++, sources()) });
+  assert.equal(asked, 0);
+  await refuseWhileConnected(LIVE, [{ op: "rmdir", path: "ports/2" }], {
+    sources: () => (asked++, sources()),
+  });
+  assert.equal(asked, 1);
 });
 
 Deno.test("the kernel's sources read this machine's controllers once, not per subsystem", () => {

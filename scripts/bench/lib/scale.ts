@@ -246,7 +246,7 @@ async function phases(file: string): Promise<void> {
   specWarnings(spec);
   const steps = planUp(live, spec, { prune: false });
   lap("plan");
-  refuseWhileConnected(live, steps, { sources: env.peers() });
+  await refuseWhileConnected(live, steps, { sources: () => env.peers() });
   lap("who is connected to what goes");
   planText("apply", "No changes")(planResult(steps, { dryRun: false, summary: specCounts(spec) }));
   lap("the report");

@@ -200,12 +200,6 @@ function printTable(file: string): void {
   }
 }
 
-/**
- * Milliseconds of the in-process steps of `target up`, `show` and `down` at each size, on a live
- * tree built from the spec (what readTree would read back): parse and validate the spec, plan it
- * from empty, plan the no-op, plan `--prune` without one subsystem, plan `down --all` and find
- * what it cuts off, render `show`. The median of 5 runs each. Imports nvmeof's own modules.
- */
 /** The parts of a no-op `target up -f FILE` (src/target/up.ts), timed in order on the live tree. */
 async function phases(file: string): Promise<void> {
   const out: [string, number][] = [];
@@ -254,6 +248,12 @@ async function phases(file: string): Promise<void> {
   console.log(`${steps.length} step(s)`);
 }
 
+/**
+ * Milliseconds of the in-process steps of `target up`, `show` and `down` at each size, on a live
+ * tree built from the spec (what readTree would read back): parse and validate the spec, plan it
+ * from empty, plan the no-op, plan `--prune` without one subsystem, plan `down --all` and find
+ * what it cuts off, render `show`. The median of 5 runs each. Imports nvmeof's own modules.
+ */
 async function planBench(sizes: number[]): Promise<void> {
   const { parse, stringify } = await import("yaml");
   const { validateSpec } = await import("../../../src/target/spec.ts");

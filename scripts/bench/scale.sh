@@ -19,7 +19,8 @@
 #
 # Every figure is the median of REPEAT runs (default 3), each from the same state (the bench puts
 # the tree back before each). Prints one line per operation on stderr, then the table: seconds per
-# operation and size, the start-up of each side apart, the ratios, and the growth exponent
+# operation and size, the start-up of each side apart (nvmeof's per command: the same command with
+# nothing to do), the time less it ("net"), the ratios, and the growth exponent
 # log(t_last/t_first)/log(K ratio).
 # CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
 # below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
@@ -117,18 +118,26 @@ modprobe nvmet-tcp
 for ((i = 0; i < 100; i++)); do [ -b "/dev/nullb$((devices - 1))" ] && break; sleep 0.1; done
 [ -b "/dev/nullb$((devices - 1))" ] || die "/dev/nullb$((devices - 1)) did not appear"
 
-# Start-up of each side, apart (and the module caches warm). nvmeof's is `target show` of an empty
-# tree: Deno's start-up, the target code's modules and the run's fixed cost.
+# Start-up of each side, apart (and the module caches warm). nvmeof's is each command with nothing
+# to do on an empty tree: Deno's start-up, the modules that command loads and its fixed cost (`show`;
+# `up` and `check` of an empty spec, `up`'s for its variants; `down --all`).
 empty_tree
+printf 'hosts: []\nsubsystems: []\nports: []\n' >"$work/empty.yaml"
 "$NVMEOF" target show >/dev/null
+"$NVMEOF" target up -f "$work/empty.yaml" >/dev/null
+"$NVMEOF" target down --all >/dev/null
 lib empty
 tm st_nvmeof : "$NVMEOF" target show
+tm st_up : "$NVMEOF" target up -f "$work/empty.yaml"
+tm st_down : "$NVMEOF" target down --all
+tm st_check : "$NVMEOF" target check -f "$work/empty.yaml"
 tm st_deno : "${LIBRUN[@]}" empty
 st_py=""
 if [ -n "$nvmetcli" ]; then
   tm st_py : "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
 fi
-printf 'startup\t0\t0\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" >"$results"
+printf 'startup\t0\t0\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" "$st_up" \
+  "$st_down" "$st_check" >"$results"
 
 for k in "${SIZES[@]}"; do
   S=$((k * BASE_S))

@@ -141,13 +141,21 @@ function ratio(a: number | undefined, b: number | undefined): string {
 function printTable(file: string): void {
   const num = (v: string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
   const rows = Deno.readTextFileSync(file).trim().split("\n").map((l) => l.split("\t"));
-  const [, , , stN, , stD, stP] = rows[0];
-  const start = num(stN) ?? 0;
+  const [, , , stN, , stD, stP, stU, stDown, stC] = rows[0];
+  // Each operation's start-up: its command with nothing to do on an empty tree.
+  const own: Record<string, string | undefined> = { show: stN, check: stC, down: stDown };
+  const startOf = (op: string) => num(op in own ? own[op] : stU) ?? num(stN) ?? 0;
   const unit = Deno.env.get("CALLS") === "1" ? "calls" : "s";
   console.log(
-    `start-up: nvmeof target show (empty tree) ${secs(num(stN))} ${unit}, empty Deno run ${
-      secs(num(stD))
-    } ${unit}` + (stP ? `, python3 import of nvmetcli's modules ${secs(num(stP))} ${unit}` : ""),
+    `start-up, each command with nothing to do (empty tree): nvmeof target show ${
+      secs(num(stN))
+    } ${unit}, up (empty spec) ${secs(num(stU))} ${unit}, down --all ${
+      secs(num(stDown))
+    } ${unit}, check (empty spec) ${secs(num(stC))} ${unit}`,
+  );
+  console.log(
+    `start-up of the others: empty Deno run ${secs(num(stD))} ${unit}` +
+      (stP ? `, python3 import of nvmetcli's modules ${secs(num(stP))} ${unit}` : ""),
   );
   const head = [
     "operation",
@@ -167,7 +175,7 @@ function printTable(file: string): void {
   for (const r of rows.slice(1)) {
     const [op, k, steps, n, fc, fw, c] = r;
     const wall = num(n);
-    const net = wall === undefined ? undefined : Math.max(0, wall - start);
+    const net = wall === undefined ? undefined : Math.max(0, wall - startOf(op));
     lines.push([
       op,
       k,

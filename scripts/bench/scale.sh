@@ -18,7 +18,8 @@
 # Without NVMETCLI_DIR the nvmetcli column is left empty.
 #
 # Every figure is the median of REPEAT runs (default 3), each from the same state (the bench puts
-# the tree back before each). Prints one line per operation on stderr, then the table: seconds per
+# the tree back before each); each start-up, taken from every figure of its side, of ST_REPEAT
+# (default 7). Prints one line per operation on stderr, then the table: seconds per
 # operation and size, the start-up of each side apart (nvmeof's per command: the same command with
 # nothing to do), the time less it ("net"), the ratios, and the growth exponent
 # log(t_last/t_first)/log(K ratio).
@@ -33,7 +34,8 @@ BASE_S=${BASE_S:-4}
 BASE_H=${BASE_H:-32}
 NS=${NS:-4}
 REPEAT=${REPEAT:-3}
-[ "${CALLS:-0}" = 1 ] && REPEAT=1 # a count does not vary from run to run
+ST_REPEAT=${ST_REPEAT:-7} # start-up is taken from every figure: more runs for its median
+[ "${CALLS:-0}" = 1 ] && REPEAT=1 ST_REPEAT=1 # a count does not vary from run to run
 CFS=/sys/kernel/config/nvmet
 NVMEOF="$NVMEOF_ROOT/scripts/nvmeof"
 LIB="$NVMEOF_ROOT/scripts/bench/lib/scale.ts"
@@ -127,14 +129,14 @@ printf 'hosts: []\nsubsystems: []\nports: []\n' >"$work/empty.yaml"
 "$NVMEOF" target up -f "$work/empty.yaml" >/dev/null
 "$NVMEOF" target down --all >/dev/null
 lib empty
-tm st_nvmeof : "$NVMEOF" target show
-tm st_up : "$NVMEOF" target up -f "$work/empty.yaml"
-tm st_down : "$NVMEOF" target down --all
-tm st_check : "$NVMEOF" target check -f "$work/empty.yaml"
-tm st_deno : "${LIBRUN[@]}" empty
+REPEAT=$ST_REPEAT tm st_nvmeof : "$NVMEOF" target show
+REPEAT=$ST_REPEAT tm st_up : "$NVMEOF" target up -f "$work/empty.yaml"
+REPEAT=$ST_REPEAT tm st_down : "$NVMEOF" target down --all
+REPEAT=$ST_REPEAT tm st_check : "$NVMEOF" target check -f "$work/empty.yaml"
+REPEAT=$ST_REPEAT tm st_deno : "${LIBRUN[@]}" empty
 st_py=""
 if [ -n "$nvmetcli" ]; then
-  tm st_py : "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
+  REPEAT=$ST_REPEAT tm st_py : "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
 fi
 printf 'startup\t0\t0\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" "$st_up" \
   "$st_down" "$st_check" >"$results"

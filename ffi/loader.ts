@@ -71,7 +71,7 @@ export type Symbols<S extends Deno.ForeignLibraryInterface> = Deno.DynamicLibrar
  * refuse a library that opened (it throws; the next path is tried).
  *
  * Binding is per symbol because Deno makes a call stub for every symbol it binds: in the lab guest
- * about 8 ms each, 250 ms for libc's table at every start-up where `target show` calls six of them
+ * about 5 ms each, 130-160 ms for libc's 31 at every start-up of a command that calls a handful
  * (docs/benchmarks.md, "Start-up of the target commands"). A symbol the library lacks is
  * reported, with the path and the symbol, when it is first called.
  */

@@ -2,6 +2,7 @@
  * Identify data structures (4096 bytes each): controller (CNS 1), namespace (CNS 0), active
  * namespace list (CNS 2), and the CAP/VS properties, decoded to the fields probe reports.
  */
+import { hexOf } from "../sha256.ts";
 
 export const IDENTIFY_SIZE = 4096;
 
@@ -115,8 +116,7 @@ export function decodeIdentifyNamespace(b: Uint8Array): IdentifyNamespace {
   const fmt = (flbas & 0xf) | ((flbas >> 1) & 0x30);
   const lbaf = 128 + 4 * fmt;
   const lbads = b[lbaf + 2];
-  const hex = (o: number, n: number) =>
-    Array.from(b.subarray(o, o + n), (x) => x.toString(16).padStart(2, "0")).join("");
+  const hex = (o: number, n: number) => hexOf(b.subarray(o, o + n));
   return {
     nsze: dv.getBigUint64(0, true),
     ncap: dv.getBigUint64(8, true),

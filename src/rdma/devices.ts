@@ -26,6 +26,7 @@ import {
 import { EnvironmentError, errnoName, NativeError } from "../errors.ts";
 import { cView } from "./native.ts";
 import { formatIp } from "../net/address.ts";
+import { hexOf } from "../sha256.ts";
 
 /** One RDMA device as libibverbs lists it. */
 export interface RdmaDeviceName {
@@ -38,8 +39,7 @@ function guidText(be: bigint): string {
   // ibv_get_device_guid returns the GUID in network order; print its bytes in order.
   const bytes = new Uint8Array(8);
   new DataView(bytes.buffer).setBigUint64(0, be, true);
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  return hex.match(/.{4}/g)!.join(":");
+  return hexOf(bytes).match(/.{4}/g)!.join(":");
 }
 
 /** Calls `fn` with the device list (ibv_get_device_list), freeing it afterwards. */

@@ -23,6 +23,11 @@
 # operation and size, the start-up of each side apart (nvmeof's per command: the same command with
 # nothing to do), the time less it ("net"), the ratios, and the growth exponent
 # log(t_last/t_first)/log(K ratio).
+# The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it on):
+# the emulator translates a program's machine code anew wherever it is mapped, so with ASLR each
+# process pays for translating its runtime again, which hardware never does; that cost is 1.2 s of
+# nvmeof's 1.8 s start-up in the guest and 0.2 s of Python's import of nvmetcli (docs/benchmarks.md,
+# "Start-up and the emulator"). Both sides' start-up with it on is printed beside the table.
 # CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
 # below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
 # symlink, unlink, readlink…), which the emulation's noise does not move.
@@ -40,8 +45,12 @@ CFS=/sys/kernel/config/nvmet
 NVMEOF="$NVMEOF_ROOT/scripts/nvmeof"
 LIB="$NVMEOF_ROOT/scripts/bench/lib/scale.ts"
 PY=/usr/bin/python3
+ASLR=${ASLR:-off}
+case $ASLR in off | keep) ;; *) die "ASLR=$ASLR: say off (the default) or keep" ;; esac
+RANDOMIZE=/proc/sys/kernel/randomize_va_space
+randomize_was=$(cat "$RANDOMIZE")
 work=$(mktemp -d /tmp/nvmeof-scale-XXXXXX)
-trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; echo "$randomize_was" >"$RANDOMIZE"; rm -rf "$work"' EXIT
 
 [ -d "$CFS" ] || { echo "bench: $CFS missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2; exit 3; }
 find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
@@ -110,6 +119,7 @@ up2() { "$NVMEOF" target up -f "$work/spec2.yaml" >/dev/null; }
 up3() { "$NVMEOF" target up -f "$work/spec3.yaml" >/dev/null; }
 py_clear() { "$PY" "$nvmetcli" clear; }
 
+[ "$ASLR" = off ] && echo 0 >"$RANDOMIZE"
 max=0
 for k in "${SIZES[@]}"; do ((k > max)) && max=$k; done
 devices=$((max * BASE_S * NS))
@@ -135,8 +145,18 @@ REPEAT=$ST_REPEAT tm st_down : "$NVMEOF" target down --all
 REPEAT=$ST_REPEAT tm st_check : "$NVMEOF" target check -f "$work/empty.yaml"
 REPEAT=$ST_REPEAT tm st_deno : "${LIBRUN[@]}" empty
 st_py=""
-if [ -n "$nvmetcli" ]; then
-  REPEAT=$ST_REPEAT tm st_py : "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"
+py_import() { "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"; }
+[ -n "$nvmetcli" ] && REPEAT=$ST_REPEAT tm st_py : py_import
+# Both sides' start-up as the guest runs programs otherwise (randomization on), for the record.
+aslr_line="ASLR=keep: the guest's address-space randomization left as found ($randomize_was)"
+if [ "$ASLR" = off ] && [ "${CALLS:-0}" != 1 ]; then
+  echo 2 >"$RANDOMIZE"
+  REPEAT=$ST_REPEAT tm sta_nvmeof : "$NVMEOF" target show
+  REPEAT=$ST_REPEAT tm sta_deno : "${LIBRUN[@]}" empty
+  sta_py="-"
+  [ -n "$nvmetcli" ] && REPEAT=$ST_REPEAT tm sta_py : py_import
+  aslr_line="timed with the guest's address-space randomization off; with it on, start-up is: nvmeof target show ${sta_nvmeof} s (off: ${st_nvmeof}), empty Deno run ${sta_deno} s (off: ${st_deno}), python3 import of nvmetcli's modules ${sta_py} s (off: ${st_py:--})"
+  echo 0 >"$RANDOMIZE"
 fi
 printf 'startup\t0\t0\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" "$st_up" \
   "$st_down" "$st_check" >"$results"
@@ -207,5 +227,6 @@ done
 
 echo "scale bench: kernel $(uname -r), $(nproc) CPU(s), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 [ "${CALLS:-0}" = 1 ] && echo "CALLS=1: every figure is a count of system calls on configfs paths, not seconds"
+echo "$aslr_line"
 echo "size K: K x $BASE_S subsystems x $NS null_blk namespaces, K x $BASE_H hosts ($((BASE_H / BASE_S)) per subsystem), 2 ports"
 lib table "$results"

@@ -164,7 +164,9 @@ export function errno(): number {
   return load().errnoView.getInt32(0);
 }
 
+const encoder = new TextEncoder();
+
 /** A NUL-terminated C string in a buffer, for `buffer` parameters. */
 export function cString(s: string): Uint8Array {
-  return new TextEncoder().encode(s + "\0");
+  return encoder.encode(s + "\0");
 }

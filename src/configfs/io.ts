@@ -5,7 +5,7 @@
  * Paths are relative to the nvmet root (`<configfs>/nvmet`). Every operation is synchronous: a
  * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
  */
-import { listDir, readText, writeText } from "../host/kfs.ts";
+import { listDir, readAttribute, writeText } from "../host/kfs.ts";
 import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./libc_fs.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
@@ -146,7 +146,7 @@ export class KernelConfigfs implements ConfigfsIo {
   }
 
   read(path: string): string {
-    return readText(abs(this.root, path), 4096).replace(/\n$/, "");
+    return readAttribute(abs(this.root, path)).replace(/\n$/, "");
   }
 
   write(path: string, value: string): void {

@@ -33,6 +33,7 @@ function fail(fn: string, path: string, e: number): never {
  */
 let readBuf = new Uint8Array(4096);
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /** Reads a whole (small) file, e.g. a sysfs attribute; at most `max` bytes of it. */
 export function readText(path: string, max = 65536): string {
@@ -59,13 +60,37 @@ export function readText(path: string, max = 65536): string {
   }
 }
 
+/** The size of the page the kernel shows a configfs or sysfs attribute in. */
+export const ATTRIBUTE_PAGE = 4096;
+
+/**
+ * Reads a configfs or sysfs attribute, at most a page of it: the kernel fills the page at the first
+ * read(2) (fs/configfs/file.c fill_read_buffer, kernfs likewise), so one read of a page returns it
+ * all and readText's second read, which only finds the end, is left out. `target show` and a
+ * no-op `up` of a big tree read thousands of attributes. A read that fills the page is the whole
+ * page too (an attribute is never longer); on an ordinary file (the stand-in trees of tests) one
+ * read of a page returns up to a page as well.
+ */
+export function readAttribute(path: string): string {
+  const c = libc();
+  const fd = c.open(cString(path), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) fail("open", path, errno());
+  try {
+    const n = Number(c.read(fd, readBuf.subarray(0, ATTRIBUTE_PAGE), BigInt(ATTRIBUTE_PAGE)));
+    if (n < 0) fail("read", path, errno());
+    return decoder.decode(readBuf.subarray(0, n));
+  } finally {
+    c.close(fd);
+  }
+}
+
 /** Writes `text` to an existing file in one write (sysfs attributes need exactly that). */
 export function writeText(path: string, text: string): void {
   const c = libc();
   const fd = c.open(cString(path), O_WRONLY | O_CLOEXEC, 0);
   if (fd < 0) fail("open", path, errno());
   try {
-    const bytes = new TextEncoder().encode(text);
+    const bytes = encoder.encode(text);
     const r = c.write(fd, bytes, BigInt(bytes.length));
     const e = errno();
     if (Number(r) < 0) fail("write", path, e);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readText } from "../../src/host/kfs.ts";
+import { ATTRIBUTE_PAGE, readAttribute, readText } from "../../src/host/kfs.ts";
 import { tempDir } from "../helpers.ts";
 
 Deno.test("readText: a file past its first buffer is read whole; at most max bytes; no bytes of an earlier file", async () => {
@@ -15,4 +15,19 @@ Deno.test("readText: a file past its first buffer is read whole; at most max byt
   assert.equal(readText(`${d.path}/big`, 5000), big.slice(0, 5000));
   assert.equal(readText(`${d.path}/big`), big);
   assert.throws(() => readText(`${d.path}/none`), /open\('.*\/none'\) failed: ENOENT/);
+});
+
+Deno.test("readAttribute: an attribute whole in one read, at most a page; no bytes of an earlier file", async () => {
+  await using d = await tempDir();
+  const page = "x".repeat(ATTRIBUTE_PAGE);
+  Deno.writeTextFileSync(`${d.path}/page`, page);
+  Deno.writeTextFileSync(`${d.path}/big`, `${page}tail`);
+  Deno.writeTextFileSync(`${d.path}/small`, "1\n");
+  Deno.writeTextFileSync(`${d.path}/empty`, "");
+  assert.equal(readAttribute(`${d.path}/page`), page);
+  assert.equal(readAttribute(`${d.path}/small`), "1\n");
+  assert.equal(readAttribute(`${d.path}/empty`), "");
+  assert.equal(readAttribute(`${d.path}/big`), page);
+  assert.equal(readAttribute(`${d.path}/small`), "1\n");
+  assert.throws(() => readAttribute(`${d.path}/none`), /open\('.*\/none'\) failed: ENOENT/);
 });

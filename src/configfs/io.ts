@@ -5,7 +5,9 @@
  * Paths are relative to the nvmet root (`<configfs>/nvmet`). Every operation is synchronous: a
  * configfs write is a short syscall into the kernel, and a spec of 1024 namespaces is ~5000 of them.
  */
-import { listDir, readAttribute, writeText } from "../host/kfs.ts";
+import { ENOENT, ENOTDIR } from "../errno.ts";
+import { errnoOf } from "../errors.ts";
+import { listDir, readAttribute, readAttributeIf, writeText } from "../host/kfs.ts";
 import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./libc_fs.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
@@ -18,6 +20,8 @@ export interface ConfigfsIo {
   list(path: string): string[];
   /** An attribute's value without the kernel's trailing newline. */
   read(path: string): string;
+  /** As read, or undefined when there is no such attribute (ENOENT, ENOTDIR): an older kernel's. */
+  readIf(path: string): string | undefined;
   /** Writes an attribute that must already exist (configfs attributes are never created). */
   write(path: string, value: string): void;
   mkdir(path: string): void;
@@ -96,6 +100,16 @@ export class DirectoryConfigfs implements ConfigfsIo {
     return Deno.readTextFileSync(abs(this.root, path)).replace(/\n$/, "");
   }
 
+  readIf(path: string): string | undefined {
+    try {
+      return this.read(path);
+    } catch (err) {
+      const n = errnoOf(err);
+      if (n === ENOENT || n === ENOTDIR) return undefined;
+      throw err;
+    }
+  }
+
   write(path: string, value: string): void {
     Deno.writeTextFileSync(abs(this.root, path), value, { create: false });
   }
@@ -147,6 +161,10 @@ export class KernelConfigfs implements ConfigfsIo {
 
   read(path: string): string {
     return readAttribute(abs(this.root, path)).replace(/\n$/, "");
+  }
+
+  readIf(path: string): string | undefined {
+    return readAttributeIf(abs(this.root, path))?.replace(/\n$/, "");
   }
 
   write(path: string, value: string): void {

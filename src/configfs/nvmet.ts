@@ -226,15 +226,6 @@ function absent(err: unknown): boolean {
 
 // One call per attribute or directory, not a look before it: the tree of a storage server for
 // hundreds of hosts is tens of thousands of them, each a system call into configfs.
-function readIf(io: ConfigfsIo, path: string): string | undefined {
-  try {
-    return io.read(path);
-  } catch (err) {
-    if (absent(err)) return undefined;
-    throw err;
-  }
-}
-
 function listIf(io: ConfigfsIo, path: string): string[] {
   try {
     return io.list(path);
@@ -252,17 +243,20 @@ function listIf(io: ConfigfsIo, path: string): string[] {
  */
 export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): LiveTree {
   const outline = part === "outline";
+  // A host's attributes are the kernel's: one built without DH-HMAC-CHAP gives no host the dhchap_*
+  // files, so the first host's answer is every host's (one read for all of them then).
+  let dhchap: boolean | undefined;
   const hosts = (outline ? [] : listIf(io, "hosts")).map((nqn): LiveHost => {
     const dir = nvmetPath.host(nqn);
-    const key = readIf(io, `${dir}/dhchap_key`);
+    const key = dhchap === false ? undefined : io.readIf(`${dir}/dhchap_key`);
+    dhchap ??= key !== undefined;
     const host: LiveHost = { nqn, dhchap_supported: key !== undefined, dhchap_key_set: !!key };
-    // A kernel without DH-HMAC-CHAP has none of the dhchap_* files: one read per host then.
     if (key === undefined) return host;
-    const ctrl = readIf(io, `${dir}/dhchap_ctrl_key`);
+    const ctrl = io.readIf(`${dir}/dhchap_ctrl_key`);
     if (ctrl !== undefined) host.dhchap_ctrl_key_set = !!ctrl;
-    const hash = readIf(io, `${dir}/dhchap_hash`);
+    const hash = io.readIf(`${dir}/dhchap_hash`);
     if (hash !== undefined) host.dhchap_hash = hash;
-    const group = readIf(io, `${dir}/dhchap_dhgroup`);
+    const group = io.readIf(`${dir}/dhchap_dhgroup`);
     if (group !== undefined) host.dhchap_dhgroup = group;
     return host;
   });
@@ -289,11 +283,11 @@ export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): L
           name,
           nsid,
           device_path,
-          device_uuid: readIf(io, `${ns}/device_uuid`) ?? "",
-          device_nguid: readIf(io, `${ns}/device_nguid`) ?? "",
-          buffered_io: readIf(io, `${ns}/buffered_io`),
-          ana_grpid: readIf(io, `${ns}/ana_grpid`),
-          resv_enable: readIf(io, `${ns}/resv_enable`),
+          device_uuid: io.readIf(`${ns}/device_uuid`) ?? "",
+          device_nguid: io.readIf(`${ns}/device_nguid`) ?? "",
+          buffered_io: io.readIf(`${ns}/buffered_io`),
+          ana_grpid: io.readIf(`${ns}/ana_grpid`),
+          resv_enable: io.readIf(`${ns}/resv_enable`),
           enable: io.read(`${ns}/enable`) === "1",
         };
       });
@@ -304,7 +298,7 @@ export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): L
       const dir = nvmetPath.port(name);
       const attr: Record<string, string> = {};
       for (const f of PORT_ATTRS) {
-        const v = readIf(io, `${dir}/${f}`);
+        const v = io.readIf(`${dir}/${f}`);
         if (v !== undefined) attr[f] = v;
       }
       const ana_groups = numbered(listIf(io, `${dir}/ana_groups`)).map(({ name: g, n }) => ({
@@ -316,10 +310,10 @@ export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): L
         const rdir = nvmetPath.referral(name, r);
         const rattr: Record<string, string> = {};
         for (const f of REFERRAL_ATTRS) {
-          const v = readIf(io, `${rdir}/${f}`);
+          const v = io.readIf(`${rdir}/${f}`);
           if (v !== undefined) rattr[f] = v;
         }
-        return { name: r, attr: rattr, enable: readIf(io, `${rdir}/enable`) === "1" };
+        return { name: r, attr: rattr, enable: io.readIf(`${rdir}/enable`) === "1" };
       });
       return {
         name,
@@ -331,7 +325,7 @@ export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): L
       };
     });
   const tree: LiveTree = { hosts, subsystems, ports };
-  const discovery = readIf(io, "discovery_nqn");
+  const discovery = io.readIf("discovery_nqn");
   if (discovery !== undefined) tree.discovery_nqn = discovery;
   return tree;
 }

@@ -72,9 +72,22 @@ export const ATTRIBUTE_PAGE = 4096;
  * read of a page returns up to a page as well.
  */
 export function readAttribute(path: string): string {
+  return readAttributeIf(path) ?? fail("open", path, ENOENT);
+}
+
+/**
+ * readAttribute, or undefined when the attribute is not there (ENOENT, ENOTDIR: a kernel without
+ * it), without the cost of an error: a big tree's read asks for hundreds of attributes an older
+ * kernel lacks.
+ */
+export function readAttributeIf(path: string): string | undefined {
   const c = libc();
   const fd = c.open(cString(path), O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) fail("open", path, errno());
+  if (fd < 0) {
+    const e = errno();
+    if (e === ENOENT || e === ENOTDIR) return undefined;
+    fail("open", path, e);
+  }
   try {
     const n = Number(c.read(fd, readBuf.subarray(0, ATTRIBUTE_PAGE), BigInt(ATTRIBUTE_PAGE)));
     if (n < 0) fail("read", path, errno());

@@ -12,6 +12,10 @@ function counting(io: ConfigfsIo): ConfigfsIo & { reads: string[] } {
     spy.reads.push(path);
     return io.read(path);
   };
+  spy.readIf = (path: string) => {
+    spy.reads.push(path);
+    return io.readIf(path);
+  };
   return spy;
 }
 

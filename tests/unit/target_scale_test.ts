@@ -202,14 +202,29 @@ Deno.test("reading the tree and removing it take one configfs call per attribute
   assert.deepEqual(io.list("subsystems"), []);
 });
 
-Deno.test("a kernel without DH-HMAC-CHAP costs one read per host", () => {
+Deno.test("a kernel without DH-HMAC-CHAP costs one read for all hosts, a missing attribute no error", () => {
   using io = standin([], { kernel: "6.1" });
   const hosts = Array.from({ length: 10 }, (_, i) => ({ nqn: host(i) }));
   applyPlan(io, planUp(readTree(io), validateSpec({ hosts })));
   const c = countingIo(io);
   const live = readTree(c.io);
   assert.equal(live.hosts.length, 10);
-  assert.equal(live.hosts[0].dhchap_supported, false);
-  // hosts' dhchap_key each, and the root's discovery_nqn (absent on 6.1)
-  assert.equal(c.calls.get("read"), 10 + 1);
+  assert.ok(live.hosts.every((h) => !h.dhchap_supported && !h.dhchap_key_set));
+  // the first host's dhchap_key, and the root's discovery_nqn (absent on 6.1), each asked without
+  // an error for its absence
+  assert.equal(c.calls.get("readIf"), 1 + 1);
+  assert.equal(c.calls.get("read") ?? 0, 0);
+});
+
+Deno.test("a kernel with DH-HMAC-CHAP has every host's keys read", () => {
+  using io = standin([]);
+  const hosts = Array.from({ length: 3 }, (_, i) => ({ nqn: host(i) }));
+  applyPlan(io, planUp(readTree(io), validateSpec({ hosts })));
+  io.write(`hosts/${host(2)}/dhchap_key`, "DHHC-1:00:secret:");
+  const live = readTree(io);
+  assert.deepEqual(live.hosts.map((h) => [h.dhchap_supported, h.dhchap_key_set]), [
+    [true, false],
+    [true, false],
+    [true, true],
+  ]);
 });

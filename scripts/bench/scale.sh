@@ -25,9 +25,10 @@
 # log(t_last/t_first)/log(K ratio).
 # The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it on):
 # the emulator translates a program's machine code anew wherever it is mapped, so with ASLR each
-# process pays for translating its runtime again, which hardware never does; that cost is 1.2 s of
-# nvmeof's 1.8 s start-up in the guest and 0.2 s of Python's import of nvmetcli (docs/benchmarks.md,
-# "Start-up and the emulator"). Both sides' start-up with it on is printed beside the table.
+# process pays for translating its runtime again, which hardware never does; that cost is 1.1-1.3 s
+# of nvmeof's 1.6-1.9 s start-up in the guest and at most 0.15 s of Python's import of nvmetcli
+# (docs/benchmarks.md, "Start-up and the emulator"). Both sides' start-up with it on is printed
+# beside the table.
 # CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
 # below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
 # symlink, unlink, readlink…), which the emulation's noise does not move.

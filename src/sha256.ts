@@ -26,11 +26,13 @@ const H0 = [
   0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
 
-const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
+/** One encoder and one message schedule for every call (the function is synchronous). */
+const ENCODER = new TextEncoder();
+const W = new Uint32Array(64);
 
 /** The SHA-256 digest (32 bytes) of DATA, or of TEXT's UTF-8 bytes. */
 export function sha256(data: Uint8Array | string): Uint8Array {
-  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  const bytes = typeof data === "string" ? ENCODER.encode(data) : data;
   // The message, a 1 bit, zeros, and its length in bits as a 64-bit big-endian number, filling
   // whole 64-byte blocks.
   const padded = new Uint8Array(Math.ceil((bytes.length + 9) / 64) * 64);
@@ -39,20 +41,25 @@ export function sha256(data: Uint8Array | string): Uint8Array {
   const view = new DataView(padded.buffer);
   view.setUint32(padded.length - 8, Math.floor(bytes.length / 0x20000000));
   view.setUint32(padded.length - 4, (bytes.length * 8) >>> 0);
+  // The rotations are written out and the working variables taken by index: a call per rotation
+  // and array destructuring (the iterator protocol) cost more than the arithmetic in code V8 has
+  // not optimized yet, which is all of a command's few hundred hashes.
   const h = new Uint32Array(H0);
-  const w = new Uint32Array(64);
+  const w = W;
   for (let block = 0; block < padded.length; block += 64) {
     for (let i = 0; i < 16; i++) w[i] = view.getUint32(block + 4 * i);
     for (let i = 16; i < 64; i++) {
-      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
-      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+      const x = w[i - 15], y = w[i - 2];
+      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
       w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    let [a, b, c, d, e, f, g, k] = h;
+    let a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
     for (let i = 0; i < 64; i++) {
-      const t1 = k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] +
-        w[i];
-      const t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const t1 = k + S1 + ((e & f) ^ (~e & g)) + K[i] + w[i];
+      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+      const t2 = S0 + ((a & b) ^ (a & c) ^ (b & c));
       k = g;
       g = f;
       f = e;
@@ -73,11 +80,16 @@ export function sha256(data: Uint8Array | string): Uint8Array {
   }
   const out = new Uint8Array(32);
   const outView = new DataView(out.buffer);
-  h.forEach((x, i) => outView.setUint32(4 * i, x));
+  for (let i = 0; i < 8; i++) outView.setUint32(4 * i, h[i]);
   return out;
 }
 
+/** Each byte's two hex digits. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 /** BYTES as lower-case hex, two digits each. */
 export function hexOf(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  let s = "";
+  for (let i = 0; i < bytes.length; i++) s += HEX[bytes[i]];
+  return s;
 }

@@ -7,9 +7,14 @@ import { isIpv6 as isIpv6Address } from "../net/address.ts";
 import { ANA_STATES } from "../configfs/nvmet.ts";
 import { NQN_FORM_PATTERN, NQN_PATTERN } from "./schema.ts";
 
+/** The patterns and the encoder every check shares: a spec names hundreds of hosts. */
+const NQN_RE = new RegExp(NQN_PATTERN, "u");
+const NQN_FORM_RE = new RegExp(NQN_FORM_PATTERN, "u");
+const ENCODER = new TextEncoder();
+
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
 export function nqnProblem(nqn: string): string | undefined {
-  const bytes = new TextEncoder().encode(nqn).length;
+  const bytes = ENCODER.encode(nqn).length;
   if (bytes === 0) return "is empty.";
   if (bytes > NQN_MAX_BYTES) {
     return `is ${bytes} bytes long; Linux hosts accept at most ${NQN_MAX_BYTES}.`;
@@ -18,7 +23,7 @@ export function nqnProblem(nqn: string): string | undefined {
   if (nqn.includes("/")) return "contains '/', which cannot be a configfs directory name.";
   // deno-lint-ignore no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(nqn)) return "contains whitespace or control characters.";
-  if (!new RegExp(NQN_PATTERN, "u").test(nqn)) return "cannot be an nvmet object name.";
+  if (!NQN_RE.test(nqn)) return "cannot be an nvmet object name.";
   return undefined;
 }
 
@@ -27,7 +32,7 @@ export function nqnProblem(nqn: string): string | undefined {
  * nvmet accepts others (nvmetcli's `testnqn`), so this is worth a warning, not a refusal.
  */
 export function isNqnForm(nqn: string): boolean {
-  return nqn === "" || new RegExp(NQN_FORM_PATTERN, "u").test(nqn);
+  return nqn === "" || NQN_FORM_RE.test(nqn);
 }
 
 /** IPv4 as the kernel's inet_pton4 takes it: the one parser, in net/address.ts. */

@@ -104,6 +104,8 @@ export function affected(
     for (const nqn of p.subsystems) portsOf.set(nqn, [...(portsOf.get(nqn) ?? []), p.id]);
   }
   for (const s of steps) {
+    // Only removals cut anything; a plan that creates (up from empty) has none.
+    if (s.op !== "rmdir" && s.op !== "unlink") continue;
     if (s.op === "unlink" && relinked.has(s.path)) continue;
     if (s.op === "rmdir" && remade.has(s.path)) continue;
     let m = /^subsystems\/([^/]+)$/.exec(s.path);

@@ -26,6 +26,10 @@ export function planHost(h: HostSpec, options: PlanOptions & { exists: boolean }
   const dir = nvmetPath.host(h.nqn);
   const exists = options.exists;
   if (!exists) steps.push({ op: "mkdir", path: dir });
+  // Most hosts are a name and nothing more.
+  if (!h.dhchap_key_file && !h.dhchap_ctrl_key_file && !h.dhchap_hash && !h.dhchap_dhgroup) {
+    return steps;
+  }
   const secrets: Array<[string, string | undefined]> = [
     ["dhchap_key", h.dhchap_key_file],
     ["dhchap_ctrl_key", h.dhchap_ctrl_key_file],

@@ -38,13 +38,28 @@ function outside(): never {
  * control characters, a BOM, and the Unicode spaces YAML does not count as spaces but JS trims).
  */
 const FORBIDDEN = /[^\n\x20-\x7e]/;
-/** A plain key, read and written: a word (the core schema's null and booleans set apart by `typed`). */
-const WORD = /^[A-Za-z_][A-Za-z0-9_-]*/;
+/**
+ * A plain key, read and written: a word (the core schema's null and booleans set apart by `typed`).
+ * Sticky, read where a key starts (`wordAt`) rather than on a copy of the rest of the line.
+ */
+const WORD = /[A-Za-z_][A-Za-z0-9_-]*/y;
 /** What may follow a value on its line: spaces, then a comment after at least one. */
 const TRAILER = /^(?: +#.*| *)$/;
-/** Plain scalars the core schema reads as null, booleans, or numbers the reader leaves out. */
-const NULL = /^(?:~|[Nn]ull|NULL)?$/;
-const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+/**
+ * Plain scalars the core schema reads as null, booleans, or numbers the reader leaves out. Null
+ * and the booleans are a few spellings, looked up; numbers start with a digit, a sign or a point,
+ * and only those are matched against the patterns (a spec's scalars are mostly NQNs and paths).
+ */
+const NULL = new Set(["", "~", "null", "Null", "NULL"]);
+const BOOL = new Map([
+  ["true", true],
+  ["True", true],
+  ["TRUE", true],
+  ["false", false],
+  ["False", false],
+  ["FALSE", false],
+]);
+const NUMBER_START = new Set([..."+-.0123456789"]);
 const INT = /^[-+]?[0-9]+$/;
 const OTHER_NUMBER = new RegExp(
   [
@@ -70,13 +85,14 @@ interface Line {
 export function readPlainYaml(text: string, keys: TextKeys): unknown | typeof OUTSIDE {
   if (FORBIDDEN.test(text)) return OUTSIDE;
   const lines: Line[] = [];
+  // Past FORBIDDEN the only white space is the space, so trimming takes spaces and nothing else.
   for (const raw of text.split("\n")) {
-    const body = raw.replace(/^ +/, "");
+    const body = raw.trimStart();
     if (body === "" || body.startsWith("#")) continue;
     const indent = raw.length - body.length;
     // Document markers and directives start at the first column.
     if (indent === 0 && /^(?:---|\.\.\.|%)/.test(body)) return OUTSIDE;
-    lines.push({ indent, text: body.replace(/ +$/, "") });
+    lines.push({ indent, text: body.trimEnd() });
   }
   if (!lines.length) return OUTSIDE;
   try {
@@ -108,7 +124,7 @@ class Reader {
     while (this.#i < this.lines.length) {
       const line = this.lines[this.#i];
       if (line.indent !== indent || !isItem(line.text)) break;
-      const rest = line.text.slice(1).replace(/^ +/, "");
+      const rest = line.text.slice(1).trimStart();
       if (rest === "" || rest.startsWith("#")) {
         this.#i++;
         items.push(this.nested(indent, false, false));
@@ -178,15 +194,21 @@ function keyAt(text: string, at: number, flow: boolean): [string, number] | null
     [key, end] = [value as string, after];
     if (text[end] !== ":" || (text[end + 1] !== " " && end + 1 < text.length && !flow)) return null;
   } else {
-    const m = WORD.exec(text.slice(at));
-    if (!m || typed(m[0])) return null;
-    [key, end] = [m[0], at + m[0].length];
+    const word = wordAt(text, at);
+    if (word === undefined || typed(word)) return null;
+    [key, end] = [word, at + word.length];
     if (text[end] !== ":" || (end + 1 < text.length && text[end + 1] !== " ")) return null;
   }
   if (key === "__proto__") outside();
   let i = end + 1;
   while (text[i] === " ") i++;
   return [key, i];
+}
+
+/** The word (WORD) that starts at TEXT[AT], if one does. */
+function wordAt(text: string, at: number): string | undefined {
+  WORD.lastIndex = at;
+  return WORD.exec(text)?.[0];
 }
 
 function isItem(text: string): boolean {
@@ -200,7 +222,7 @@ function isItem(text: string): boolean {
 function inline(text: string, keys: TextKeys, keepText: boolean, list = false): unknown {
   if (text[0] === "{" || text[0] === "[") return flow(text, keys, list);
   const [value, end] = scalar(text, 0, keepText, false);
-  if (!TRAILER.test(text.slice(end))) outside();
+  if (end < text.length && !TRAILER.test(text.slice(end))) outside();
   return value;
 }
 
@@ -236,7 +258,7 @@ function scalar(text: string, at: number, keepText: boolean, flow: boolean): [un
     if (flow && (c === "[" || c === "{")) outside();
     end++;
   }
-  const plain = text.slice(at, end).replace(/ +$/, "");
+  const plain = text.slice(at, end).trimEnd();
   // "a: b" on a value's line is a nested mapping (an error), "a:" likewise: the library says so.
   if (plain === "" || plain.includes(": ") || plain.endsWith(":")) outside();
   return [resolve(plain, keepText), end];
@@ -244,10 +266,12 @@ function scalar(text: string, at: number, keepText: boolean, flow: boolean): [un
 
 /** A plain scalar's value in the core schema; KEEP_TEXT keeps numbers and booleans as written. */
 function resolve(plain: string, keepText: boolean): unknown {
-  if (NULL.test(plain)) return null;
+  if (NULL.has(plain)) return null;
   if (keepText) return plain;
+  const bool = BOOL.get(plain);
+  if (bool !== undefined) return bool;
+  if (!NUMBER_START.has(plain[0])) return plain;
   if (OTHER_NUMBER.test(plain)) outside();
-  if (BOOL.test(plain)) return plain[0] === "t" || plain[0] === "T";
   if (INT.test(plain)) return parseInt(plain, 10);
   return plain;
 }
@@ -286,7 +310,7 @@ function skipSpaces(text: string, i: number): number {
 }
 
 function endOfFlow<T>(text: string, end: number, value: T): T {
-  if (!TRAILER.test(text.slice(end))) outside();
+  if (end < text.length && !TRAILER.test(text.slice(end))) outside();
   return value;
 }
 
@@ -332,7 +356,8 @@ function inlineValue(v: unknown): string {
 
 /** Whether the core schema reads plain S as something other than a string. */
 function typed(s: string): boolean {
-  return NULL.test(s) || BOOL.test(s) || INT.test(s) || OTHER_NUMBER.test(s);
+  return NULL.has(s) || BOOL.has(s) ||
+    (NUMBER_START.has(s[0]) && (INT.test(s) || OTHER_NUMBER.test(s)));
 }
 
 /** A string as YAML writes it: plain when that reads back as the same string, else "quoted". */
@@ -346,7 +371,7 @@ function writeMap(map: Record<string, unknown>, indent: number, lines: string[],
   let lead = first;
   for (const [key, v] of Object.entries(map)) {
     if (v === undefined) outside();
-    const k = WORD.exec(key)?.[0] === key && !typed(key) ? key : outside();
+    const k = wordAt(key, 0) === key && !typed(key) ? key : outside();
     const pad = lead || " ".repeat(indent);
     lead = "";
     if (Array.isArray(v) && v.length) {

@@ -14,17 +14,21 @@ const ENCODER = new TextEncoder();
 
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
 export function nqnProblem(nqn: string): string | undefined {
-  const bytes = ENCODER.encode(nqn).length;
-  if (bytes === 0) return "is empty.";
-  if (bytes > NQN_MAX_BYTES) {
-    return `is ${bytes} bytes long; Linux hosts accept at most ${NQN_MAX_BYTES}.`;
+  if (nqn === "") return "is empty.";
+  // A UTF-16 unit is at most 3 bytes of UTF-8: only a long NQN has its bytes counted.
+  if (nqn.length * 3 > NQN_MAX_BYTES) {
+    const bytes = ENCODER.encode(nqn).length;
+    if (bytes > NQN_MAX_BYTES) {
+      return `is ${bytes} bytes long; Linux hosts accept at most ${NQN_MAX_BYTES}.`;
+    }
   }
   if (nqn === DISCOVERY_NQN) return "is the discovery NQN, which no subsystem or host may use.";
+  // One pattern (the schema's) for a good name; the reason is looked for only in a bad one.
+  if (NQN_RE.test(nqn)) return undefined;
   if (nqn.includes("/")) return "contains '/', which cannot be a configfs directory name.";
   // deno-lint-ignore no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(nqn)) return "contains whitespace or control characters.";
-  if (!NQN_RE.test(nqn)) return "cannot be an nvmet object name.";
-  return undefined;
+  return "cannot be an nvmet object name.";
 }
 
 /**

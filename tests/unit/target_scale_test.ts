@@ -228,3 +228,39 @@ Deno.test("a kernel with DH-HMAC-CHAP has every host's keys read", () => {
     [true, true],
   ]);
 });
+
+Deno.test("a no-op up reads of each subsystem and namespace only what it compares", () => {
+  const n = 6;
+  using dev = devices(2 * n);
+  using io = standin([], { kernel: "6.1" });
+  const spec = validateSpec({
+    subsystems: Array.from({ length: n }, (_, i) => ({
+      nqn: sub(i),
+      hosts: [host(i)],
+      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
+    })),
+    ports: [{
+      id: 1,
+      trtype: "tcp",
+      traddr: "10.77.0.1",
+      trsvcid: 4420,
+      subsystems: Array.from({ length: n }, (_, i) => sub(i)),
+    }],
+  });
+  applyPlan(io, planUp(readTree(io), spec));
+  const c = countingIo(io);
+  assert.deepEqual(planUp(readTree(c.io), spec), []);
+  // Per subsystem allow_any_host, per namespace device_path and enable; the ports' attributes
+  // (9), their ANA group's state, a host's dhchap_key and the root's discovery_nqn.
+  const reads = (c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0);
+  assert.equal(reads, n + 2 * n * 2 + 9 + 1 + 1 + 1);
+  // What is looked at later is what an eager read gives.
+  const later = readTree(io);
+  const namespace = later.subsystems[0].namespaces[1];
+  assert.equal(namespace.device_uuid, io.read(`subsystems/${sub(0)}/namespaces/2/device_uuid`));
+  assert.equal(namespace.buffered_io, io.read(`subsystems/${sub(0)}/namespaces/2/buffered_io`));
+  assert.equal(later.subsystems[0].attr.serial, io.read(`subsystems/${sub(0)}/attr_serial`));
+  namespace.ana_grpid = "7";
+  assert.equal(namespace.ana_grpid, "7");
+  assert.equal(JSON.parse(JSON.stringify(later)).subsystems[0].namespaces[1].ana_grpid, "7");
+});

@@ -139,15 +139,9 @@ function inverse(s: Step): Step[] {
     case "mkdir":
       return [{ op: "rmdir", path: s.path }];
     case "rmdir":
-      return [
-        { op: "mkdir", path: s.path },
-        ...(s.restore ?? []).map(([a, v]): Step => ({
-          op: "write",
-          path: `${s.path}/${a}`,
-          value: v,
-          ...(isSecretAttr(a) ? { secret: true } : {}),
-        })),
-      ];
+      // applyPlan makes a removed directory again from what it read there before (recreate);
+      // without that, only the empty directory.
+      return [{ op: "mkdir", path: s.path }];
     case "write":
       return s.old === undefined
         ? []

@@ -197,7 +197,7 @@ Deno.test("buffered_io is set before enable, and changing it disables the namesp
 Deno.test("describeStep shows each step as one line, with the old value and never a secret", () => {
   const steps: Step[] = [
     mkdir("hosts/h"),
-    { op: "rmdir", path: "ports/1", restore: [["addr_trtype", "rdma"]] },
+    { op: "rmdir", path: "ports/1" },
     write("ports/1/addr_traddr", "10.0.0.2", "10.0.0.1"),
     write("ports/1/addr_trtype", "tcp"),
     { op: "write", path: "hosts/h/dhchap_key", value: "DHHC-1:00:x:", old: "y", secret: true },

@@ -264,3 +264,23 @@ Deno.test("a no-op up reads of each subsystem and namespace only what it compare
   assert.equal(namespace.ana_grpid, "7");
   assert.equal(JSON.parse(JSON.stringify(later)).subsystems[0].namespaces[1].ana_grpid, "7");
 });
+
+Deno.test("down --all plans without reading what the removed objects hold (the applier reads it)", () => {
+  const n = 4;
+  using dev = devices(2 * n);
+  using io = standin([], { kernel: "6.1" });
+  const spec = validateSpec({
+    subsystems: Array.from({ length: n }, (_, i) => ({
+      nqn: sub(i),
+      hosts: [host(i)],
+      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
+    })),
+  });
+  applyPlan(io, planUp(readTree(io), spec));
+  const c = countingIo(io);
+  const live = readTree(c.io);
+  const eager = (c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0);
+  const steps = planDown(live, { all: true });
+  assert.ok(steps.some((s) => s.op === "rmdir" && s.path.includes("/namespaces/")));
+  assert.equal((c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0), eager);
+});

@@ -10,7 +10,6 @@ import {
   type LiveReferral,
   type LiveTree,
   nvmetPath,
-  REFERRAL_ATTRS,
 } from "../../configfs/nvmet.ts";
 import { FailureError, quote } from "../../errors.ts";
 import type { PortSpec, ReferralSpec, TargetSpec } from "../spec.ts";
@@ -41,16 +40,12 @@ export function removeAnaGroup(steps: Step[], port: string | number, g: LiveAnaG
     if (g.state !== "optimized") steps.push(anaStateStep(dir, "optimized", g.state));
     return;
   }
-  steps.push({ op: "rmdir", path: dir, restore: [["ana_state", g.state]] });
+  steps.push({ op: "rmdir", path: dir });
 }
 
-/** The steps that remove a referral, its address and enable kept for a rollback. */
+/** The step that removes a referral. */
 export function removeReferral(steps: Step[], port: string | number, r: LiveReferral): void {
-  const restore: Array<[string, string]> = REFERRAL_ATTRS
-    .filter((a) => r.attr[a] !== undefined && r.attr[a] !== "")
-    .map((a) => [a, r.attr[a]]);
-  restore.push(["enable", r.enable ? "1" : "0"]);
-  steps.push({ op: "rmdir", path: nvmetPath.referral(port, r.name), restore });
+  steps.push({ op: "rmdir", path: nvmetPath.referral(port, r.name) });
 }
 
 /** Referral attribute values a spec asks for, by file name. */

@@ -1,6 +1,6 @@
 /**
- * Steps that remove live objects, each rmdir carrying the attribute writes that recreate the
- * object on rollback. `target down` and `target up --prune` share them.
+ * Steps that remove live objects. `target down` and `target up --prune` share them; the applier
+ * reads what each removed directory holds just before removing it, to make it again on rollback.
  */
 import {
   DEFAULT_ANA_GROUP,
@@ -8,37 +8,15 @@ import {
   type LivePort,
   type LiveSubsystem,
   nvmetPath,
-  PORT_ATTRS,
-  SUBSYSTEM_ATTRS,
 } from "../../configfs/nvmet.ts";
 import { removeAnaGroup, removeReferral } from "./ana.ts";
 import type { Step } from "./step.ts";
-
-function namespaceRestore(ns: LiveNamespace): Array<[string, string]> {
-  const r: Array<[string, string]> = [];
-  if (ns.device_path) r.push(["device_path", ns.device_path]);
-  if (ns.device_uuid) r.push(["device_uuid", ns.device_uuid]);
-  if (ns.device_nguid) r.push(["device_nguid", ns.device_nguid]);
-  return r;
-}
-
-function subsystemRestore(s: LiveSubsystem): Array<[string, string]> {
-  const r: Array<[string, string]> = [];
-  for (const k of SUBSYSTEM_ATTRS) if (s.attr[k] !== undefined) r.push([`attr_${k}`, s.attr[k]]);
-  r.push(["attr_allow_any_host", s.attr.allow_any_host ?? "0"]);
-  return r;
-}
-
-function portRestore(p: LivePort): Array<[string, string]> {
-  return PORT_ATTRS.filter((a) => p.attr[a] !== undefined && p.attr[a] !== "")
-    .map((a) => [a, p.attr[a]] as [string, string]);
-}
 
 /** Steps that remove a namespace (disable first: configfs refuses nothing, but I/O stops cleanly). */
 export function removeNamespace(steps: Step[], subnqn: string, ns: LiveNamespace): void {
   const dir = nvmetPath.namespace(subnqn, ns.name);
   if (ns.enable) steps.push({ op: "write", path: `${dir}/enable`, value: "0", old: "1" });
-  steps.push({ op: "rmdir", path: dir, restore: namespaceRestore(ns) });
+  steps.push({ op: "rmdir", path: dir });
 }
 
 /** Steps that remove a subsystem (its port links must be gone already). */
@@ -47,7 +25,7 @@ export function removeSubsystem(steps: Step[], s: LiveSubsystem): void {
   for (const h of s.allowed_hosts) {
     steps.push({ op: "unlink", path: nvmetPath.allowedHost(s.nqn, h), target: nvmetPath.host(h) });
   }
-  steps.push({ op: "rmdir", path: nvmetPath.subsystem(s.nqn), restore: subsystemRestore(s) });
+  steps.push({ op: "rmdir", path: nvmetPath.subsystem(s.nqn) });
 }
 
 /** The step that removes the link of port `port` to subsystem `subnqn`. */
@@ -67,5 +45,5 @@ export function removePort(steps: Step[], p: LivePort): void {
   for (const g of p.ana_groups ?? []) {
     if (g.id !== DEFAULT_ANA_GROUP) removeAnaGroup(steps, p.name, g);
   }
-  steps.push({ op: "rmdir", path: nvmetPath.port(p.name), restore: portRestore(p) });
+  steps.push({ op: "rmdir", path: nvmetPath.port(p.name) });
 }

@@ -3,12 +3,7 @@
 /** One configfs operation. Paths are relative to the nvmet root. */
 export type Step =
   | { op: "mkdir"; path: string }
-  | {
-    op: "rmdir";
-    path: string;
-    /** Attribute writes that recreate the object if the run is rolled back. */
-    restore?: Array<[string, string]>;
-  }
+  | { op: "rmdir"; path: string }
   | {
     op: "write";
     path: string;

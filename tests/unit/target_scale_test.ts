@@ -172,24 +172,33 @@ function countingIo(io: ConfigfsIo): { io: ConfigfsIo; calls: Map<string, number
   return { io: proxy, calls };
 }
 
+/**
+ * A spec of `n` subsystems on the devices `dev`, each with two namespaces and `hostsEach` hosts of
+ * its own, exported on one tcp port unless `port` is false.
+ */
+function deviceSpec(dev: string[], n: number, hostsEach: number, port = true): TargetSpec {
+  const nqns = Array.from({ length: n }, (_, i) => sub(i));
+  return validateSpec({
+    subsystems: nqns.map((nqn, i) => ({
+      nqn,
+      hosts: Array.from({ length: hostsEach }, (_, j) => host(hostsEach * i + j)),
+      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
+    })),
+    ...(port
+      ? { ports: [{ id: 1, trtype: "tcp", traddr: "10.77.0.1", trsvcid: 4420, subsystems: nqns }] }
+      : {}),
+  });
+}
+
+/** The reads (`read` and `readIf`) a countingIo has seen. */
+const readsOf = (c: { calls: Map<string, number> }) =>
+  (c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0);
+
 Deno.test("reading the tree and removing it take one configfs call per attribute, no look first", () => {
   const n = 6;
   using dev = devices(2 * n);
   using io = standin();
-  const spec = validateSpec({
-    subsystems: Array.from({ length: n }, (_, i) => ({
-      nqn: sub(i),
-      hosts: [host(2 * i), host(2 * i + 1)],
-      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
-    })),
-    ports: [{
-      id: 1,
-      trtype: "tcp",
-      traddr: "10.77.0.1",
-      trsvcid: 4420,
-      subsystems: Array.from({ length: n }, (_, i) => sub(i)),
-    }],
-  });
+  const spec = deviceSpec(dev, n, 2);
   applyPlan(io, planUp(readTree(io), spec));
   const read = countingIo(io);
   const live = readTree(read.io);
@@ -233,27 +242,13 @@ Deno.test("a no-op up reads of each subsystem and namespace only what it compare
   const n = 6;
   using dev = devices(2 * n);
   using io = standin([], { kernel: "6.1" });
-  const spec = validateSpec({
-    subsystems: Array.from({ length: n }, (_, i) => ({
-      nqn: sub(i),
-      hosts: [host(i)],
-      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
-    })),
-    ports: [{
-      id: 1,
-      trtype: "tcp",
-      traddr: "10.77.0.1",
-      trsvcid: 4420,
-      subsystems: Array.from({ length: n }, (_, i) => sub(i)),
-    }],
-  });
+  const spec = deviceSpec(dev, n, 1);
   applyPlan(io, planUp(readTree(io), spec));
   const c = countingIo(io);
   assert.deepEqual(planUp(readTree(c.io), spec), []);
   // Per subsystem allow_any_host, per namespace device_path and enable; the ports' attributes
   // (9), their ANA group's state, a host's dhchap_key and the root's discovery_nqn.
-  const reads = (c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0);
-  assert.equal(reads, n + 2 * n * 2 + 9 + 1 + 1 + 1);
+  assert.equal(readsOf(c), n + 2 * n * 2 + 9 + 1 + 1 + 1);
   // What is looked at later is what an eager read gives.
   const later = readTree(io);
   const namespace = later.subsystems[0].namespaces[1];
@@ -269,18 +264,12 @@ Deno.test("down --all plans without reading what the removed objects hold (the a
   const n = 4;
   using dev = devices(2 * n);
   using io = standin([], { kernel: "6.1" });
-  const spec = validateSpec({
-    subsystems: Array.from({ length: n }, (_, i) => ({
-      nqn: sub(i),
-      hosts: [host(i)],
-      namespaces: [1, 2].map((nsid) => ({ nsid, device: dev[2 * i + nsid - 1] })),
-    })),
-  });
+  const spec = deviceSpec(dev, n, 1, false);
   applyPlan(io, planUp(readTree(io), spec));
   const c = countingIo(io);
   const live = readTree(c.io);
-  const eager = (c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0);
+  const eager = readsOf(c);
   const steps = planDown(live, { all: true });
   assert.ok(steps.some((s) => s.op === "rmdir" && s.path.includes("/namespaces/")));
-  assert.equal((c.calls.get("read") ?? 0) + (c.calls.get("readIf") ?? 0), eager);
+  assert.equal(readsOf(c), eager);
 });

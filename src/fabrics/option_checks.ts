@@ -5,7 +5,7 @@
 import { EnvironmentError, quote, UsageError } from "../errors.ts";
 import { loadKeyFile } from "../host/key_file.ts";
 import { isIpv4, isIpv6 } from "../net/address.ts";
-import { NQN_MAX_BYTES, NVMF_NQN_SIZE } from "./nqn.ts";
+import { NQN_MAX_BYTES, nqnBytesOverLimit, NVMF_NQN_SIZE } from "./nqn.ts";
 import {
   CONNECT_OPTIONS,
   type ConnectOptionRow,
@@ -29,8 +29,8 @@ export function checkNqn(value: string, flag: string): string {
       hint: "Give the NQN, e.g. nqn.2024-01.io.example:disk1.",
     });
   }
-  const bytes = new TextEncoder().encode(value).length;
-  if (bytes > NQN_MAX_BYTES) {
+  const bytes = nqnBytesOverLimit(value);
+  if (bytes !== undefined) {
     throw new UsageError(
       `${flag} '${
         value.slice(0, 40)

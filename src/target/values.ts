@@ -2,25 +2,21 @@
  * Checks of single values of the target spec: NQNs, IP addresses, UUIDs and NGUIDs. The section
  * validators, the one-line form and the plan share them.
  */
-import { DISCOVERY_NQN, NQN_MAX_BYTES } from "../fabrics/nqn.ts";
+import { DISCOVERY_NQN, NQN_MAX_BYTES, nqnBytesOverLimit } from "../fabrics/nqn.ts";
 import { isIpv6 as isIpv6Address } from "../net/address.ts";
 import { ANA_STATES } from "../configfs/nvmet.ts";
 import { NQN_FORM_PATTERN, NQN_PATTERN } from "./schema.ts";
 
-/** The patterns and the encoder every check shares: a spec names hundreds of hosts. */
+/** The patterns every check shares: a spec names hundreds of hosts. */
 const NQN_RE = new RegExp(NQN_PATTERN, "u");
 const NQN_FORM_RE = new RegExp(NQN_FORM_PATTERN, "u");
-const ENCODER = new TextEncoder();
 
 /** Returns why `nqn` is not a usable NQN, or undefined when it is. */
 export function nqnProblem(nqn: string): string | undefined {
   if (nqn === "") return "is empty.";
-  // A UTF-16 unit is at most 3 bytes of UTF-8: only a long NQN has its bytes counted.
-  if (nqn.length * 3 > NQN_MAX_BYTES) {
-    const bytes = ENCODER.encode(nqn).length;
-    if (bytes > NQN_MAX_BYTES) {
-      return `is ${bytes} bytes long; Linux hosts accept at most ${NQN_MAX_BYTES}.`;
-    }
+  const bytes = nqnBytesOverLimit(nqn);
+  if (bytes !== undefined) {
+    return `is ${bytes} bytes long; Linux hosts accept at most ${NQN_MAX_BYTES}.`;
   }
   if (nqn === DISCOVERY_NQN) return "is the discovery NQN, which no subsystem or host may use.";
   // One pattern (the schema's) for a good name; the reason is looked for only in a bad one.

@@ -149,8 +149,11 @@ st_py=""
 py_import() { "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"; }
 [ -n "$nvmetcli" ] && REPEAT=$ST_REPEAT tm st_py : py_import
 # Both sides' start-up as the guest runs programs otherwise (randomization on), for the record.
-aslr_line="ASLR=keep: the guest's address-space randomization left as found ($randomize_was)"
-[ "$ASLR" = off ] && aslr_line="the guest's address-space randomization off while the bench ran"
+if [ "$ASLR" = off ]; then
+  aslr_line="the guest's address-space randomization off while the bench ran"
+else
+  aslr_line="ASLR=keep: the guest's address-space randomization left as found ($randomize_was)"
+fi
 if [ "$ASLR" = off ] && [ "${CALLS:-0}" != 1 ]; then
   echo 2 >"$RANDOMIZE"
   REPEAT=$ST_REPEAT tm sta_nvmeof : "$NVMEOF" target show

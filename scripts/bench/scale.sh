@@ -29,6 +29,14 @@
 # of nvmeof's 1.6-1.9 s start-up in the guest and at most 0.15 s of Python's import of nvmetcli
 # (docs/benchmarks.md, "Start-up and the emulator"). Both sides' start-up with it on is printed
 # beside the table.
+# Both sides read their files from the guest's memory (FILES=memory, the default): the lab guest's
+# root is the host's, shared over 9p, where every open and stat of a module or of Python's standard
+# library is a round trip to the host, which a storage server reading its own disk does not make.
+# Before anything is timed the bench copies nvmeof's checkout with its Deno cache, and Python's
+# standard library, the packages nvmetcli imports (with the .pth files Python runs at start) and
+# nvmetcli, to /dev/shm, and runs both from there; both programs' binaries stay where they are.
+# FILES=share runs both from the share. Both sides' start-up from the share is printed beside the
+# table (docs/benchmarks.md, "Files over 9p").
 # CALLS=1 counts instead of timing: every figure is then the number of system calls on a path
 # below /sys/kernel/config the run made (strace -f -e trace=%file: open, stat, mkdir, rmdir,
 # symlink, unlink, readlink…), which the emulation's noise does not move.
@@ -48,10 +56,13 @@ LIB="$NVMEOF_ROOT/scripts/bench/lib/scale.ts"
 PY=/usr/bin/python3
 ASLR=${ASLR:-off}
 case $ASLR in off | keep) ;; *) die "ASLR=$ASLR: say off (the default) or keep" ;; esac
+FILES=${FILES:-memory}
+case $FILES in memory | share) ;; *) die "FILES=$FILES: say memory (the default) or share" ;; esac
+stage=""
 RANDOMIZE=/proc/sys/kernel/randomize_va_space
 randomize_was=$(cat "$RANDOMIZE")
 work=$(mktemp -d /tmp/nvmeof-scale-XXXXXX)
-trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; echo "$randomize_was" >"$RANDOMIZE"; rm -rf "$work"' EXIT
+trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; echo "$randomize_was" >"$RANDOMIZE"; rm -rf "$work" ${stage:+"$stage"}' EXIT
 
 [ -d "$CFS" ] || { echo "bench: $CFS missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2; exit 3; }
 find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
@@ -66,6 +77,43 @@ else
 fi
 
 say() { printf 'bench: %s\n' "$*" >&2; }
+
+# stage_nvmeof DIR: copies the checkout's source and Deno cache to DIR; the Deno binary stays.
+stage_nvmeof() {
+  mkdir -p "$1/.tools"
+  cp -a "$NVMEOF_ROOT"/{main.ts,deno.json,deno.lock,src,ffi,scripts} "$1/"
+  cp -a "$DENO_DIR" "$1/.tools/deno-dir"
+  ln -s "$NVMEOF_TOOLS/npm" "$1/.tools/npm"
+}
+# stage_python DIR: copies, below DIR as below Python's prefix, its standard library and, from its
+# site directories, the .pth files and each top-level package nvmetcli's import loads; then
+# nvmetcli to DIR/nvmetcli. PYTHONHOME=DIR then runs Python from the copy.
+stage_python() {
+  local path prefix
+  prefix=$("$PY" -c 'import sys; print(sys.prefix)')
+  "$PY" - "$NVMETCLI_DIR" >"$work/py_files" <<'PY'
+import glob, os, site, sys, sysconfig
+sys.path.insert(0, sys.argv[1])
+import configshell, nvmet
+print(sysconfig.get_paths()["stdlib"])
+sites = [d for d in site.getsitepackages() if os.path.isdir(d)]
+found = set()
+for d in sites:
+    found.update(glob.glob(os.path.join(d, "*.pth")))
+for m in list(sys.modules.values()):
+    f = getattr(m, "__file__", None) or ""
+    for d in sites:
+        if f.startswith(d + os.sep):
+            found.add(os.path.join(d, f[len(d) + 1:].split(os.sep)[0]))
+print("\n".join(sorted(found)))
+PY
+  while IFS= read -r path; do
+    [[ $path == "$prefix"/* ]] || die "bench: $path is outside Python's prefix $prefix: run with FILES=share"
+    mkdir -p "$1/$(dirname "${path#"$prefix"/}")"
+    cp -a "$path" "$1/${path#"$prefix"/}"
+  done <"$work/py_files"
+  cp -a "$NVMETCLI_DIR" "$1/nvmetcli"
+}
 # The helper as a command (not a function: CALLS=1 runs it under strace).
 LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$LIB")
 lib() { "${LIBRUN[@]}" "$@"; }
@@ -131,11 +179,35 @@ modprobe nvmet-tcp
 for ((i = 0; i < 100; i++)); do [ -b "/dev/nullb$((devices - 1))" ] && break; sleep 0.1; done
 [ -b "/dev/nullb$((devices - 1))" ] || die "/dev/nullb$((devices - 1)) did not appear"
 
+py_import() { "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"; }
+printf 'hosts: []\nsubsystems: []\nports: []\n' >"$work/empty.yaml"
+files_line="files: both sides read from the guest's 9p share of the host's root (FILES=share)"
+if [ "$FILES" = memory ]; then
+  # Both sides' start-up from the share first, for the record (FILES above).
+  empty_tree
+  "$NVMEOF" target up -f "$work/empty.yaml" >/dev/null
+  REPEAT=$ST_REPEAT tm sh_up : "$NVMEOF" target up -f "$work/empty.yaml"
+  sh_py="-"
+  [ -n "$nvmetcli" ] && REPEAT=$ST_REPEAT tm sh_py : py_import
+  stage=$(mktemp -d /dev/shm/nvmeof-scale-XXXXXX)
+  stage_nvmeof "$stage/nvmeof"
+  export DENO_DIR="$stage/nvmeof/.tools/deno-dir"
+  NVMEOF="$stage/nvmeof/scripts/nvmeof"
+  LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$stage/nvmeof/scripts/bench/lib/scale.ts")
+  if [ -n "$nvmetcli" ]; then
+    stage_python "$stage/python"
+    export PYTHONHOME="$stage/python"
+    NVMETCLI_DIR="$stage/python/nvmetcli"
+    nvmetcli="$NVMETCLI_DIR/nvmetcli"
+    py_import || die "Python from $stage/python does not import nvmetcli's modules: run with FILES=share"
+  fi
+  say "both sides' files copied to $stage"
+fi
+
 # Start-up of each side, apart (and the module caches warm). nvmeof's is each command with nothing
 # to do on an empty tree: Deno's start-up, the modules that command loads and its fixed cost (`show`;
 # `up` and `check` of an empty spec, `up`'s for its variants; `down --all`).
 empty_tree
-printf 'hosts: []\nsubsystems: []\nports: []\n' >"$work/empty.yaml"
 "$NVMEOF" target show >/dev/null
 "$NVMEOF" target up -f "$work/empty.yaml" >/dev/null
 "$NVMEOF" target down --all >/dev/null
@@ -146,7 +218,6 @@ REPEAT=$ST_REPEAT tm st_down : "$NVMEOF" target down --all
 REPEAT=$ST_REPEAT tm st_check : "$NVMEOF" target check -f "$work/empty.yaml"
 REPEAT=$ST_REPEAT tm st_deno : "${LIBRUN[@]}" empty
 st_py=""
-py_import() { "$PY" -c "import sys; sys.path.insert(0, '$NVMETCLI_DIR'); import configshell, nvmet"; }
 [ -n "$nvmetcli" ] && REPEAT=$ST_REPEAT tm st_py : py_import
 # Both sides' start-up as the guest runs programs otherwise (randomization on), for the record.
 if [ "$ASLR" = off ]; then
@@ -163,6 +234,8 @@ if [ "$ASLR" = off ] && [ "${CALLS:-0}" != 1 ]; then
   aslr_line="timed with the guest's address-space randomization off; with it on, start-up is: nvmeof target show ${sta_nvmeof} s (off: ${st_nvmeof}), empty Deno run ${sta_deno} s (off: ${st_deno}), python3 import of nvmetcli's modules ${sta_py} s (off: ${st_py:--})"
   echo 0 >"$RANDOMIZE"
 fi
+[ "$FILES" = memory ] &&
+  files_line="files: both sides' copied to the guest's memory (FILES=memory); from the 9p share, start-up is: nvmeof up (empty spec) ${sh_up} s (memory: ${st_up}), python3 import of nvmetcli's modules ${sh_py} s (memory: ${st_py:--})"
 printf 'startup\t0\t0\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$st_nvmeof" 0 "$st_deno" "$st_py" "$st_up" \
   "$st_down" "$st_check" >"$results"
 
@@ -233,5 +306,6 @@ done
 echo "scale bench: kernel $(uname -r), $(nproc) CPU(s), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 [ "${CALLS:-0}" = 1 ] && echo "CALLS=1: every figure is a count of system calls on configfs paths, not seconds"
 echo "$aslr_line"
+echo "$files_line"
 echo "size K: K x $BASE_S subsystems x $NS null_blk namespaces, K x $BASE_H hosts ($((BASE_H / BASE_S)) per subsystem), 2 ports"
 lib table "$results"

@@ -17,7 +17,7 @@ import { portServes } from "../configfs/port_match.ts";
 import { hostPort, type SocketAddress } from "../net/address.ts";
 import type { CmIdEntry } from "../rdma/restrack.ts";
 import { FailureError } from "../errors.ts";
-import type { Step } from "./plan.ts";
+import { removes, type Step } from "./plan.ts";
 
 /** A connection seen by the kernel: the transport, this machine's end and the peer's. */
 export interface PeerConnection {
@@ -105,7 +105,7 @@ export function affected(
   }
   for (const s of steps) {
     // Only removals cut anything; a plan that creates (up from empty) has none.
-    if (s.op !== "rmdir" && s.op !== "unlink") continue;
+    if (!removes(s)) continue;
     if (s.op === "unlink" && relinked.has(s.path)) continue;
     if (s.op === "rmdir" && remade.has(s.path)) continue;
     let m = /^subsystems\/([^/]+)$/.exec(s.path);

@@ -18,7 +18,7 @@ import { planSubsystem } from "./plan/subsystems.ts";
 import type { HostSpec, TargetSpec } from "./spec.ts";
 
 export type { PlanOptions } from "./plan/options.ts";
-export { describeStep, type Step, stepData } from "./plan/step.ts";
+export { describeStep, removes, type Step, stepData } from "./plan/step.ts";
 
 /** Removal, in the kernel's order, of what the spec does not mention: ports → subsystems → hosts. */
 function planPrune(

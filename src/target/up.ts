@@ -7,14 +7,39 @@ import type { ConfigfsIo } from "../configfs/io.ts";
 import type { LiveTree } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
-import { refuseWhileConnected } from "./connected.ts";
 import { kernelTargetEnv, readLive, type TargetEnv } from "./env.ts";
 import { lockTarget } from "./lock.ts";
-import { type OneLineInput, oneLineSpec } from "./one_line.ts";
-import { checkPruneByEmptySpec, describeStep, planDown, planUp } from "./plan.ts";
+import type { OneLineInput } from "./one_line.ts";
+import {
+  checkPruneByEmptySpec,
+  describeStep,
+  planDown,
+  planUp,
+  removes,
+  type Step,
+} from "./plan.ts";
 import { type PlanResult, planResult, specCounts, specWarnings } from "./report.ts";
 import { loadSpecFile, type TargetSpec } from "./spec.ts";
 import { defaultSpecFile } from "./spec_file.ts";
+
+/**
+ * Refuses (see connected.ts) when the plan removes what a host is connected to. Only a plan that
+ * removes something can, so the check and its connection readers are loaded only for one: an up
+ * that only creates or changes (from empty, a no-op, a host added) loads neither.
+ */
+async function refuseIfCutting(
+  live: LiveTree,
+  steps: Step[],
+  o: { env: TargetEnv; doer?: string; note: (line: string) => void },
+): Promise<void> {
+  if (!steps.some(removes)) return;
+  const { refuseWhileConnected } = await import("./connected.ts");
+  await refuseWhileConnected(live, steps, {
+    sources: () => o.env.peers(),
+    doer: o.doer,
+    note: o.note,
+  });
+}
 
 function readSecretAttr(io: ConfigfsIo): (path: string) => string | undefined {
   return (path) => (io.exists(path) ? io.read(path) : undefined);
@@ -73,7 +98,9 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
   const peek = env.open(options.configfs, { prepare: false });
   // The one-line form reads the tree to reuse a live port; a dry run reads nothing else.
   const peekLive = fromFile ? undefined : readLive(peek);
-  const spec = fromFile ?? oneLineSpec(req.oneLine!, peekLive!);
+  // The one-line form's module is loaded only for it.
+  const spec = fromFile ??
+    (await import("./one_line.ts")).oneLineSpec(req.oneLine!, peekLive!);
   const warnings = specWarnings(spec);
   for (const w of warnings) note(w);
   const transports = spec.ports.map((p) => p.trtype);
@@ -91,7 +118,7 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
   if (!options.force && !dryRun) {
-    await refuseWhileConnected(live, steps, { sources: () => env.peers(), doer: "--prune", note });
+    await refuseIfCutting(live, steps, { env, doer: "--prune", note });
   }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, { onStep: req.verbose ? (s) => note(describeStep(s)) : undefined });
@@ -119,7 +146,7 @@ export async function targetDown(req: DownRequest, options: TargetRunOptions): P
   const live = readLive(io);
   const steps = planDown(live, { all: req.all, spec });
   if (!options.force && !dryRun) {
-    await refuseWhileConnected(live, steps, { sources: () => env.peers(), note });
+    await refuseIfCutting(live, steps, { env, note });
   }
   if (!dryRun && steps.length) applyPlan(io!, steps);
   return planResult(steps, { dryRun });

@@ -16,6 +16,11 @@ export type Step =
   | { op: "link"; path: string; target: string }
   | { op: "unlink"; path: string; target: string };
 
+/** Whether a step takes something away (a directory or a link): only these can cut a host off. */
+export function removes(s: Step): boolean {
+  return s.op === "rmdir" || s.op === "unlink";
+}
+
 /** A step as one line for people (secrets masked). */
 export function describeStep(s: Step): string {
   switch (s.op) {

@@ -23,6 +23,28 @@ export const LIBC_SYMBOLS = {
   lseek: { parameters: ["i32", "i64", "i32"], result: "i64" },
   /** int ioctl(int fd, unsigned long request, ... void *argp); */
   ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
+  /** int access(const char *pathname, int mode); */
+  access: { parameters: ["buffer", "i32"], result: "i32" },
+  /** DIR *opendir(const char *name); */
+  opendir: { parameters: ["buffer"], result: "pointer" },
+  /** struct dirent *readdir(DIR *dirp); */
+  readdir: { parameters: ["pointer"], result: "pointer" },
+  /** int closedir(DIR *dirp); */
+  closedir: { parameters: ["pointer"], result: "i32" },
+  /** int mkdir(const char *pathname, mode_t mode); */
+  mkdir: { parameters: ["buffer", "u32"], result: "i32" },
+  /** int rmdir(const char *pathname); */
+  rmdir: { parameters: ["buffer"], result: "i32" },
+  /** int symlink(const char *target, const char *linkpath); */
+  symlink: { parameters: ["buffer", "buffer"], result: "i32" },
+  /** int unlink(const char *pathname); */
+  unlink: { parameters: ["buffer"], result: "i32" },
+  /** ssize_t readlink(const char *pathname, char *buf, size_t bufsiz); */
+  readlink: { parameters: ["buffer", "buffer", "usize"], result: "isize" },
+  /** int stat(const char *pathname, struct stat *statbuf); (exported since glibc 2.33) */
+  stat: { parameters: ["buffer", "buffer"], result: "i32" },
+  /** int lstat(const char *pathname, struct stat *statbuf); (exported since glibc 2.33) */
+  lstat: { parameters: ["buffer", "buffer"], result: "i32" },
   /** int fcntl(int fd, int cmd, ... int arg); */
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   /**
@@ -67,6 +89,8 @@ export const O_RDWR = 2;
 export const O_NONBLOCK = 0o4000;
 export const O_CLOEXEC = 0o2000000;
 export const SEEK_END = 2;
+export const O_WRONLY = 1;
+export const F_OK = 0;
 /** fcntl commands, poll events and eventfd flags (x86_64 Linux). */
 export const F_GETFL = 3;
 export const F_SETFL = 4;
@@ -99,6 +123,21 @@ export const SO_RCVBUFFORCE = 33;
 export const NETLINK_RDMA = 20;
 /** The netlink protocol of the kernel's uevents (<linux/netlink.h>); group 1 is the kernel's. */
 export const NETLINK_KOBJECT_UEVENT = 15;
+/** Offset of d_name in glibc's struct dirent on x86_64 (d_ino 8, d_off 8, d_reclen 2, d_type 1). */
+export const DIRENT_D_NAME = 19;
+
+/**
+ * struct stat on x86_64 glibc (sizeof 144):
+ *   dev_t st_dev @0 (8); ino_t st_ino @8 (8); nlink_t st_nlink @16 (8); mode_t st_mode @24 (4);
+ *   uid_t st_uid @28; gid_t st_gid @32; int __pad0 @36; dev_t st_rdev @40; off_t st_size @48 …
+ */
+export const STAT = { size: 144, st_mode: 24, st_size: 48 } as const;
+/** File type bits of st_mode (<sys/stat.h>). */
+export const S_IFMT = 0o170000;
+export const S_IFREG = 0o100000;
+export const S_IFDIR = 0o040000;
+export const S_IFBLK = 0o060000;
+export const S_IFLNK = 0o120000;
 
 type Libc = Symbols<typeof LIBC_SYMBOLS>;
 

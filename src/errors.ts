@@ -119,10 +119,6 @@ export class NativeError extends FailureError {
  */
 export function errnoOf(err: unknown): number | undefined {
   if (!(err instanceof Error)) return undefined;
-  // Deno's file errors end their message with the OS's number, which names every errno (configfs's
-  // ENOTSUPP too, which has no code): "Device or resource busy (os error 16): rmdir '…'".
-  const os = /\(os error (\d+)\)/.exec(err.message);
-  if (os) return Number(os[1]);
   const code = (err as { code?: unknown }).code;
   if (typeof code === "string") {
     for (const [num, name] of Object.entries(ERRNO_NAMES)) {

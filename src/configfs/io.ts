@@ -8,7 +8,7 @@
 import { ENOENT, ENOTDIR } from "../errno.ts";
 import { errnoOf } from "../errors.ts";
 import { listDir, readAttribute, readAttributeIf, writeText } from "../host/kfs.ts";
-import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./path_ops.ts";
+import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./libc_fs.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
 export interface ConfigfsIo {
@@ -63,9 +63,8 @@ function resolveLink(path: string, text: string, root: string): string {
 }
 
 /**
- * A plain directory laid out like configfs, through Deno's whole-file calls (the stand-in of the
- * tests builds on it). Not for the kernel's tree: a write there truncates and may create, and a read
- * goes on to the end of the file (KernelConfigfs below).
+ * A plain directory laid out like configfs, through Deno's file API (the stand-in of the tests
+ * builds on it). Not for the kernel's tree: Deno refuses /sys without --allow-all.
  */
 export class DirectoryConfigfs implements ConfigfsIo {
   readonly root: string;
@@ -137,9 +136,9 @@ export class DirectoryConfigfs implements ConfigfsIo {
 }
 
 /**
- * The kernel's nvmet configfs at `root` (src/host/kfs.ts, src/configfs/path_ops.ts). An attribute is
- * read with one read(2) of a page and written with one write(2) and no O_TRUNC/O_CREAT, as configfs
- * wants; links get absolute targets, as nvmetcli and the kernel documentation make them.
+ * The kernel's nvmet configfs at `root`, through libc (see native.ts). An attribute is written
+ * with one write(2) and no O_TRUNC/O_CREAT, as configfs wants; links get absolute targets, as
+ * nvmetcli and the kernel documentation make them.
  */
 export class KernelConfigfs implements ConfigfsIo {
   readonly root: string;

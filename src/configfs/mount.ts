@@ -3,7 +3,7 @@
  */
 import { EnvironmentError } from "../errors.ts";
 import { isConfigfsMounted, runTool } from "../host/kernel.ts";
-import { fileKind } from "./path_ops.ts";
+import { fileKind } from "./libc_fs.ts";
 
 /**
  * Mounts configfs on `configfs` unless `<proc>/mounts` shows it there; throws EnvironmentError

@@ -322,13 +322,7 @@ export function readTree(io: ConfigfsIo, part: "whole" | "outline" = "whole"): L
         deferred(live, "device_nguid", () => io.readIf(`${ns}/device_nguid`) ?? "");
         deferred(live, "buffered_io", () => io.readIf(`${ns}/buffered_io`));
         deferred(live, "ana_grpid", () => io.readIf(`${ns}/ana_grpid`));
-        // Only Linux 6.13 and later have it: looked for in the listing, since a missing file is a
-        // thrown error (src/host/kfs.ts), 0.4 ms in the lab guest, and `show` meets one a namespace.
-        deferred(
-          live,
-          "resv_enable",
-          () => io.list(ns).includes("resv_enable") ? io.read(`${ns}/resv_enable`) : undefined,
-        );
+        deferred(live, "resv_enable", () => io.readIf(`${ns}/resv_enable`));
         return live;
       });
     return { nqn, attr, allowed_hosts: listIf(io, `${dir}/allowed_hosts`), namespaces };

@@ -5,7 +5,7 @@
  * the rules are testable without hardware.
  */
 import { softRoceCommand } from "../rdma/soft_roce.ts";
-import { fileKind } from "../configfs/path_ops.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { listDir, readText } from "../host/kfs.ts";
 import { type Check, check } from "./check.ts";
 import type { DoctorPaths } from "./kernel_paths.ts";

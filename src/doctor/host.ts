@@ -3,7 +3,7 @@
  * and the modules user-space RDMA needs. Modules are read from `<sysfs>/module/<name>` (loaded)
  * and `<libModules>/<release>/modules.dep|modules.builtin` (loadable).
  */
-import { fileKind } from "../configfs/path_ops.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { runningKernelRelease } from "../host/kernel.ts";
 import { readText } from "../host/kfs.ts";
 import { readHostFiles } from "../fabrics/host_identity.ts";

@@ -6,7 +6,7 @@
  * subsystem NQN and host NQN — whether the port the host uses exports it and the host is allowed.
  */
 import { softRoceCommand } from "../rdma/soft_roce.ts";
-import { fileKind } from "../configfs/path_ops.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { KernelConfigfs } from "../configfs/io.ts";
 import { type LivePort, type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { portServes } from "../configfs/port_match.ts";

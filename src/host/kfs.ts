@@ -1,55 +1,29 @@
 /**
- * File access to the kernel's pseudo file systems (sysfs, configfs, /dev, /proc) through Deno's
- * file API.
+ * File access to the kernel's pseudo file systems (sysfs, /dev) through libc.
  *
- * Deno refuses every path under /sys, /dev and /proc unless the process runs with --allow-all,
- * whatever --allow-read/--allow-write say ("Requires all access"); nvmeof always runs with it,
- * from source and compiled alike (scripts/env.sh). These calls once went to libc through FFI, but
- * a process binds each C function it calls on first use: in the lab guest the first calls of a
- * target command cost 80-110 ms that way against 27-30 ms here (docs/benchmarks.md, "Files over
- * 9p, and libc"). One cost is the other way round: a missing file is a thrown error, 0.4 ms each
- * in the guest against 0.04 ms for a failed open(2), so a path that often misses is looked for
- * in its directory's listing rather than opened (src/configfs/io.ts).
+ * Deno refuses every path under /sys, /dev and /proc unless the process runs with
+ * --allow-all, whatever --allow-read/--allow-write say ("Requires all access"). The FFI
+ * permission is granted anyway, so these few calls go straight to libc; on ordinary files (the
+ * temporary trees of tests) they behave the same.
  */
 import { ENOENT, ENOTDIR } from "../errno.ts";
-import { errnoName, errnoOf, NativeError } from "../errors.ts";
+import {
+  cString,
+  DIRENT_D_NAME,
+  errno,
+  F_OK,
+  libc,
+  O_CLOEXEC,
+  O_RDONLY,
+  O_WRONLY,
+} from "../../ffi/libc.ts";
+import { errnoName, NativeError } from "../errors.ts";
 
 /** A failed kernel-file operation; `errno` says why (2 = ENOENT). */
 export class KfsError extends NativeError {}
 
 function fail(fn: string, path: string, e: number): never {
   throw new KfsError(fn, e, { message: `${fn}('${path}') failed: ${errnoName(e)} (${e}).` });
-}
-
-/** Rethrows the error of Deno's `fn` on `path` as KfsError (as it is when it carries no errno). */
-function failWith(fn: string, path: string, err: unknown): never {
-  const e = errnoOf(err);
-  if (e === undefined) throw err;
-  fail(fn, path, e);
-}
-
-/** Whether a failure means the path is not there (ENOENT, or ENOTDIR: a part is not a directory). */
-function missing(err: unknown): boolean {
-  const e = errnoOf(err);
-  return e === ENOENT || e === ENOTDIR;
-}
-
-/** Opens `path` for reading or writing (never creating nor truncating), or throws KfsError. */
-function openFile(path: string, write = false): Deno.FsFile {
-  try {
-    return Deno.openSync(path, write ? { write: true } : { read: true });
-  } catch (err) {
-    failWith("open", path, err);
-  }
-}
-
-/** One read(2) into `buf`: the bytes read, 0 at the end of the file. */
-function readOnce(f: Deno.FsFile, buf: Uint8Array, path: string): number {
-  try {
-    return f.readSync(buf) ?? 0;
-  } catch (err) {
-    failWith("read", path, err);
-  }
 }
 
 /**
@@ -63,7 +37,9 @@ const encoder = new TextEncoder();
 
 /** Reads a whole (small) file, e.g. a sysfs attribute; at most `max` bytes of it. */
 export function readText(path: string, max = 65536): string {
-  const f = openFile(path);
+  const c = libc();
+  const fd = c.open(cString(path), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) fail("open", path, errno());
   try {
     let len = 0;
     while (len < max) {
@@ -73,13 +49,14 @@ export function readText(path: string, max = 65536): string {
         readBuf = grown;
       }
       const room = Math.min(max, readBuf.length) - len;
-      const n = readOnce(f, readBuf.subarray(len, len + room), path);
+      const n = Number(c.read(fd, readBuf.subarray(len, len + room), BigInt(room)));
+      if (n < 0) fail("read", path, errno());
       if (n === 0) break;
       len += n;
     }
     return decoder.decode(readBuf.subarray(0, len));
   } finally {
-    f.close();
+    c.close(fd);
   }
 }
 
@@ -100,55 +77,63 @@ export function readAttribute(path: string): string {
 
 /**
  * readAttribute, or undefined when the attribute is not there (ENOENT, ENOTDIR: a kernel without
- * it). A miss is a thrown error inside; a path that misses often is better looked for in a listing.
+ * it), without the cost of an error: a big tree's read asks for hundreds of attributes an older
+ * kernel lacks.
  */
 export function readAttributeIf(path: string): string | undefined {
-  let f: Deno.FsFile;
-  try {
-    f = Deno.openSync(path, { read: true });
-  } catch (err) {
-    if (missing(err)) return undefined;
-    failWith("open", path, err);
+  const c = libc();
+  const fd = c.open(cString(path), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    const e = errno();
+    if (e === ENOENT || e === ENOTDIR) return undefined;
+    fail("open", path, e);
   }
   try {
-    return decoder.decode(
-      readBuf.subarray(0, readOnce(f, readBuf.subarray(0, ATTRIBUTE_PAGE), path)),
-    );
+    const n = Number(c.read(fd, readBuf.subarray(0, ATTRIBUTE_PAGE), BigInt(ATTRIBUTE_PAGE)));
+    if (n < 0) fail("read", path, errno());
+    return decoder.decode(readBuf.subarray(0, n));
   } finally {
-    f.close();
+    c.close(fd);
   }
 }
 
 /** Writes `text` to an existing file in one write (sysfs attributes need exactly that). */
 export function writeText(path: string, text: string): void {
-  const f = openFile(path, true);
+  const c = libc();
+  const fd = c.open(cString(path), O_WRONLY | O_CLOEXEC, 0);
+  if (fd < 0) fail("open", path, errno());
   try {
-    f.writeSync(encoder.encode(text));
-  } catch (err) {
-    failWith("write", path, err);
+    const bytes = encoder.encode(text);
+    const r = c.write(fd, bytes, BigInt(bytes.length));
+    const e = errno();
+    if (Number(r) < 0) fail("write", path, e);
   } finally {
-    f.close();
+    c.close(fd);
   }
 }
 
 /** The names in a directory (without . and ..); [] when it does not exist. */
 export function listDir(path: string): string[] {
+  const c = libc();
+  const dir = c.opendir(cString(path));
+  if (dir === null) {
+    const e = errno();
+    if (e === ENOENT || e === ENOTDIR) return [];
+    fail("opendir", path, e);
+  }
   const out: string[] = [];
   try {
-    for (const e of Deno.readDirSync(path)) out.push(e.name);
-  } catch (err) {
-    if (missing(err)) return [];
-    failWith("opendir", path, err);
+    for (let ent = c.readdir(dir); ent !== null; ent = c.readdir(dir)) {
+      const name = Deno.UnsafePointerView.getCString(ent, DIRENT_D_NAME);
+      if (name !== "." && name !== "..") out.push(name);
+    }
+  } finally {
+    c.closedir(dir);
   }
   return out;
 }
 
 /** True when the path exists (follows symlinks). */
 export function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return libc().access(cString(path), F_OK) === 0;
 }

@@ -5,7 +5,7 @@
  * `nvmeof_scrape_collector_success 0` and none of its families; the collection never throws.
  */
 import { KernelConfigfs } from "../configfs/io.ts";
-import { fileKind } from "../configfs/path_ops.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import type { SubsystemInfo } from "../fabrics/sysfs.ts";
 import { hostPaths } from "../host_paths.ts";

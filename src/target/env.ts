@@ -7,7 +7,7 @@
 import { type ConfigfsIo, KernelConfigfs } from "../configfs/io.ts";
 import { type LiveTree, readTree } from "../configfs/nvmet.ts";
 import { ensureConfigfsMounted } from "../configfs/mount.ts";
-import { fileKind } from "../configfs/path_ops.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { EnvironmentError } from "../errors.ts";
 import { hostPaths } from "../host_paths.ts";
 import type { PeerSources } from "./connected.ts";

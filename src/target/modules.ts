@@ -2,7 +2,7 @@
  * The kernel modules the target needs: nvmet itself, and the module serving each transport of
  * the spec's ports. Loading one needs root.
  */
-import { fileKind } from "../configfs/path_ops.ts";
+import { fileKind } from "../configfs/libc_fs.ts";
 import { EnvironmentError } from "../errors.ts";
 import { modprobe } from "../host/kernel.ts";
 

@@ -9,7 +9,7 @@
  * the JSON list in the file NVMEOF_STANDIN_CM_IDS names (none without it).
  */
 import { main } from "../../main.ts";
-import { fileKind } from "../../src/configfs/path_ops.ts";
+import { fileKind } from "../../src/configfs/libc_fs.ts";
 import type { CmIdEntry } from "../../src/rdma/restrack.ts";
 import { kernelSourceOptions, kernelSources } from "../../src/target/peers.ts";
 import type { TargetEnv } from "../../src/target/env.ts";

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { KernelConfigfs } from "../../src/configfs/io.ts";
-import { fileKind } from "../../src/configfs/path_ops.ts";
+import { fileKind } from "../../src/configfs/libc_fs.ts";
+import { STAT } from "../../ffi/libc.ts";
 import { tempDir } from "../helpers.ts";
 
-Deno.test("the kernel configfs I/O makes, links, lists, reads and removes like the kernel tree needs", async () => {
+Deno.test("the libc configfs I/O makes, links, lists, reads and removes like the kernel tree needs", async () => {
   await using t = await tempDir();
   const io = new KernelConfigfs(t.path);
   io.mkdir("subsystems");
@@ -32,6 +33,28 @@ Deno.test("fileKind tells regular files, directories and character devices apart
   assert.equal(fileKind("/tmp", { follow: true }), "dir");
   assert.equal(fileKind("/dev/null", { follow: true }), "other");
   assert.equal(fileKind("/nonexistent/nvmeof"), undefined);
+});
+
+Deno.test("struct stat offsets match the C headers (gcc probe)", async () => {
+  const gcc = await new Deno.Command("sh", { args: ["-c", "command -v gcc"], stdout: "null" })
+    .output();
+  if (!gcc.success) {
+    console.log("skipped: gcc is not installed, so the C layout cannot be probed here");
+    return;
+  }
+  await using t = await tempDir();
+  Deno.writeTextFileSync(
+    `${t.path}/p.c`,
+    `#include <stdio.h>\n#include <stddef.h>\n#include <sys/stat.h>\nint main(void){printf("%zu %zu %zu\\n", sizeof(struct stat), offsetof(struct stat, st_mode), offsetof(struct stat, st_size));return 0;}\n`,
+  );
+  const cc = await new Deno.Command("gcc", { args: ["-o", `${t.path}/p`, `${t.path}/p.c`] })
+    .output();
+  assert.ok(cc.success, new TextDecoder().decode(cc.stderr));
+  const out = await new Deno.Command(`${t.path}/p`, { stdout: "piped" }).output();
+  assert.equal(
+    new TextDecoder().decode(out.stdout).trim(),
+    `${STAT.size} ${STAT.st_mode} ${STAT.st_size}`,
+  );
 });
 
 Deno.test("links read back as the kernel writes them resolve to nvmet-relative paths", async () => {

@@ -1,5 +1,5 @@
 /** Validates the namespaces of one subsystem of the spec. */
-import { fileKind } from "../../configfs/path_ops.ts";
+import { fileKind } from "../../configfs/libc_fs.ts";
 import { quote } from "../../errors.ts";
 import { specKeys, specRange } from "../schema.ts";
 import type { NamespaceSpec } from "../spec.ts";

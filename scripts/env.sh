@@ -36,8 +36,13 @@ NVMEOF_PERMS_WORDS="--allow-all"
 # collecting, took those CPUs from them: in the lab guest, 190 ms of a 1.3 s ping loop even after
 # 5000 warm-up iterations, against 9 ms for ib_write_lat and for nvmeof without those threads
 # (docs/benchmarks.md). The work is the same, done on the main thread; the compiled binary embeds
-# the same flag (scripts/compile).
-NVMEOF_V8_FLAGS=--single-threaded
+# the same flags (scripts/compile).
+# --no-lazy: V8 compiles every function of a module when it loads it, not at its first call, so
+# the code cache Deno keeps of each module (written as it loads) holds them all and the next run
+# compiles none. In the lab guest that took 0.08-0.15 s off a target command with work to do (`up`
+# of the 1x scale spec 0.95 -> 0.80 s); natively it was level (docs/benchmarks.md, "V8's tiers
+# under the emulator"). It changes when code is compiled, not how hot code is optimised.
+NVMEOF_V8_FLAGS=--single-threaded,--no-lazy
 # The other flags of `deno run` for nvmeof from source, as words (lib.sh: NVMEOF_RUN_FLAGS): no
 # prompt, no network, the lock file as is. --unstable-lazy-dynamic-imports: Deno reads a module
 # behind `import("./x.ts")` when the import runs, not before start-up; nvmeof loads each command's

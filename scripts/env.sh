@@ -39,7 +39,7 @@ NVMEOF_PERMS_WORDS="--allow-all"
 # the same flags (scripts/compile).
 # --no-lazy: V8 compiles every function of a module when it loads it, not at its first call, so
 # the code cache Deno keeps of each module (written as it loads) holds them all and the next run
-# compiles none. In the lab guest that took 0.08-0.15 s off a target command with work to do (`up`
+# compiles none. In the lab guest that took 0.05-0.15 s off a target command with work to do (`up`
 # of the 1x scale spec 0.95 -> 0.80 s); natively it was level (docs/benchmarks.md, "V8's tiers
 # under the emulator"). It changes when code is compiled, not how hot code is optimised.
 NVMEOF_V8_FLAGS=--single-threaded,--no-lazy

@@ -132,6 +132,8 @@ t() {
   t1=$EPOCHREALTIME
   printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
 }
+# median VALUE…: prints the median (the lower middle of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # tm VAR RESET CMD…: t, REPEAT times, RESET (a function, or :) run before each; VAR is the median.
 tm() {
   local var=$1 reset=$2 i v vals=()
@@ -141,15 +143,20 @@ tm() {
     t v "$@"
     vals+=("$v")
   done
-  printf -v "$var" '%s' "$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"
+  printf -v "$var" '%s' "$(median "${vals[@]}")"
 }
-# floor VAR_CALLS VAR_WALL PLAN.json: replays the plan; sets the calls' time and the process's
-# (with CALLS=1, both its count).
+# floor VAR_CALLS VAR_WALL RESET PLAN.json: replays the plan REPEAT times, RESET run before each,
+# as tm; sets the medians of the calls' time and of the process's (with CALLS=1, both its count).
 floor() {
-  local wall
-  t wall "${LIBRUN[@]}" replay "$3"
-  if [ "${CALLS:-0}" = 1 ]; then printf -v "$1" '%s' "$wall"; else printf -v "$1" '%s' "$(cat "$work/out")"; fi
-  printf -v "$2" '%s' "$wall"
+  local reset=$3 i wall calls=() walls=()
+  for ((i = 0; i < REPEAT; i++)); do
+    "$reset"
+    t wall "${LIBRUN[@]}" replay "$4"
+    if [ "${CALLS:-0}" = 1 ]; then calls+=("$wall"); else calls+=("$(cat "$work/out")"); fi
+    walls+=("$wall")
+  done
+  printf -v "$1" '%s' "$(median "${calls[@]}")"
+  printf -v "$2" '%s' "$(median "${walls[@]}")"
 }
 steps() { grep -o '"op":' "$1" | wc -l; }
 results="$work/results.tsv"
@@ -250,9 +257,7 @@ for k in "${SIZES[@]}"; do
 
   # up from empty
   "$NVMEOF" target up --dry-run -o json -f "$work/spec1.yaml" >"$work/up.json"
-  floor f_calls f_wall "$work/up.json"
-  "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
-  floor d_calls d_wall "$work/down.json"
+  floor f_calls f_wall empty_tree "$work/up.json"
   tm n_up empty_tree "$NVMEOF" target up -f "$work/spec1.yaml"
   say "up ${n_up}s (floor ${f_calls}s)"
   tm n_noop : "$NVMEOF" target up -f "$work/spec1.yaml"
@@ -283,21 +288,21 @@ for k in "${SIZES[@]}"; do
 
   # one more host on every subsystem
   "$NVMEOF" target up --dry-run -o json -f "$work/spec2.yaml" >"$work/add.json"
-  floor a_calls a_wall "$work/add.json"
+  floor a_calls a_wall prune1 "$work/add.json"
   tm n_add prune1 "$NVMEOF" target up -f "$work/spec2.yaml"
   row add-host "$k" "$(steps "$work/add.json")" "$n_add" "$a_calls" "$a_wall" ""
   say "add host ${n_add}s (floor ${a_calls}s)"
 
   # prune one subsystem
   "$NVMEOF" target up --prune --dry-run -o json -f "$work/spec3.yaml" >"$work/prune.json"
-  floor p_calls p_wall "$work/prune.json"
+  floor p_calls p_wall up2 "$work/prune.json"
   tm n_prune up2 "$NVMEOF" target up --prune -f "$work/spec3.yaml"
   row prune "$k" "$(steps "$work/prune.json")" "$n_prune" "$p_calls" "$p_wall" ""
   say "prune ${n_prune}s (floor ${p_calls}s)"
 
   # down
   "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
-  floor d_calls d_wall "$work/down.json"
+  floor d_calls d_wall up3 "$work/down.json"
   tm n_down up3 "$NVMEOF" target down --all
   row down "$k" "$(steps "$work/down.json")" "$n_down" "$d_calls" "$d_wall" "$c_clear"
   say "down ${n_down}s (floor ${d_calls}s)"

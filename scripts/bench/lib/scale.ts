@@ -123,10 +123,13 @@ function readAll(): number {
   return (performance.now() - t0) / 1000;
 }
 
-/** Seconds as text with 2 decimals, a count (CALLS=1) as is; "" stays "". */
+/** CALLS=1 (scale.sh): every figure of the results is a count of system calls, not seconds. */
+const COUNTING = Deno.env.get("CALLS") === "1";
+
+/** Seconds as text with 2 decimals (a second is "1.00"), a count as is; "" stays "". */
 function secs(v: number | undefined): string {
   if (v === undefined || Number.isNaN(v)) return "";
-  return Number.isInteger(v) ? String(v) : v.toFixed(2);
+  return COUNTING ? String(v) : v.toFixed(2);
 }
 
 function ratio(a: number | undefined, b: number | undefined): string {
@@ -145,7 +148,7 @@ function printTable(file: string): void {
   // Each operation's start-up: its command with nothing to do on an empty tree.
   const own: Record<string, string | undefined> = { show: stN, check: stC, down: stDown };
   const startOf = (op: string) => num(op in own ? own[op] : stU) ?? num(stN) ?? 0;
-  const unit = Deno.env.get("CALLS") === "1" ? "calls" : "s";
+  const unit = COUNTING ? "calls" : "s";
   console.log(
     `start-up, each command with nothing to do (empty tree): nvmeof target show ${
       secs(num(stN))

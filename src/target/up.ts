@@ -7,6 +7,7 @@ import type { ConfigfsIo } from "../configfs/io.ts";
 import type { LiveTree } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
+import type { RefuseOptions } from "./connected.ts";
 import { kernelTargetEnv, readLive, type TargetEnv } from "./env.ts";
 import { lockTarget } from "./lock.ts";
 import type { OneLineInput } from "./one_line.ts";
@@ -27,18 +28,10 @@ import { defaultSpecFile } from "./spec_file.ts";
  * removes something can, so the check and its connection readers are loaded only for one: an up
  * that only creates or changes (from empty, a no-op, a host added) loads neither.
  */
-async function refuseIfCutting(
-  live: LiveTree,
-  steps: Step[],
-  o: { env: TargetEnv; doer?: string; note: (line: string) => void },
-): Promise<void> {
+async function refuseIfCutting(live: LiveTree, steps: Step[], o: RefuseOptions): Promise<void> {
   if (!steps.some(removes)) return;
   const { refuseWhileConnected } = await import("./connected.ts");
-  await refuseWhileConnected(live, steps, {
-    sources: () => o.env.peers(),
-    doer: o.doer,
-    note: o.note,
-  });
+  await refuseWhileConnected(live, steps, o);
 }
 
 function readSecretAttr(io: ConfigfsIo): (path: string) => string | undefined {
@@ -118,7 +111,7 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
     readLiveSecret: io ? readSecretAttr(io) : undefined,
   });
   if (!options.force && !dryRun) {
-    await refuseIfCutting(live, steps, { env, doer: "--prune", note });
+    await refuseIfCutting(live, steps, { sources: () => env.peers(), doer: "--prune", note });
   }
   if (!dryRun && steps.length) {
     applyPlan(io!, steps, { onStep: req.verbose ? (s) => note(describeStep(s)) : undefined });
@@ -146,7 +139,7 @@ export async function targetDown(req: DownRequest, options: TargetRunOptions): P
   const live = readLive(io);
   const steps = planDown(live, { all: req.all, spec });
   if (!options.force && !dryRun) {
-    await refuseIfCutting(live, steps, { env, note });
+    await refuseIfCutting(live, steps, { sources: () => env.peers(), note });
   }
   if (!dryRun && steps.length) applyPlan(io!, steps);
   return planResult(steps, { dryRun });

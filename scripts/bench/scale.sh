@@ -51,21 +51,26 @@ REPEAT=${REPEAT:-3}
 ST_REPEAT=${ST_REPEAT:-7} # start-up is taken from every figure: more runs for its median
 [ "${CALLS:-0}" = 1 ] && REPEAT=1 ST_REPEAT=1 # a count does not vary from run to run
 CFS=/sys/kernel/config/nvmet
-NVMEOF="$NVMEOF_ROOT/scripts/nvmeof"
-LIB="$NVMEOF_ROOT/scripts/bench/lib/scale.ts"
 PY=/usr/bin/python3
 ASLR=${ASLR:-off}
 case $ASLR in off | keep) ;; *) die "ASLR=$ASLR: say off (the default) or keep" ;; esac
 FILES=${FILES:-memory}
 case $FILES in memory | share) ;; *) die "FILES=$FILES: say memory (the default) or share" ;; esac
 stage=""
+find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
+# use_checkout ROOT: times the nvmeof of the checkout at ROOT ($NVMEOF) and runs its helper
+# ($LIBRUN: a command, not a function, since CALLS=1 runs it under strace).
+use_checkout() {
+  NVMEOF="$1/scripts/nvmeof"
+  LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$1/scripts/bench/lib/scale.ts")
+}
+use_checkout "$NVMEOF_ROOT"
 RANDOMIZE=/proc/sys/kernel/randomize_va_space
 randomize_was=$(cat "$RANDOMIZE")
 work=$(mktemp -d /tmp/nvmeof-scale-XXXXXX)
 trap '"$NVMEOF" target down --all --force >/dev/null 2>&1 || true; echo "$randomize_was" >"$RANDOMIZE"; rm -rf "$work" ${stage:+"$stage"}' EXIT
 
 [ -d "$CFS" ] || { echo "bench: $CFS missing: run inside the lab guest (scripts/lab/lab run -- $0)" >&2; exit 3; }
-find_deno || die "Deno $DENO_VERSION is not installed for this checkout. Run: scripts/setup"
 nvmetcli=""
 if [ -n "${NVMETCLI_DIR:-}" ]; then
   [ -f "$NVMETCLI_DIR/nvmetcli" ] || die "NVMETCLI_DIR=$NVMETCLI_DIR has no nvmetcli script"
@@ -114,8 +119,6 @@ PY
   done <"$work/py_files"
   cp -a "$NVMETCLI_DIR" "$1/nvmetcli"
 }
-# The helper as a command (not a function: CALLS=1 runs it under strace).
-LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$LIB")
 lib() { "${LIBRUN[@]}" "$@"; }
 # t VAR CMD…: runs CMD, its output to $work/out, and sets VAR to its wall time in seconds.
 # With CALLS=1, VAR is the number of its system calls on configfs paths instead.
@@ -199,8 +202,7 @@ if [ "$FILES" = memory ]; then
   stage=$(mktemp -d /dev/shm/nvmeof-scale-XXXXXX)
   stage_nvmeof "$stage/nvmeof"
   export DENO_DIR="$stage/nvmeof/.tools/deno-dir"
-  NVMEOF="$stage/nvmeof/scripts/nvmeof"
-  LIBRUN=("$deno" run "${NVMEOF_RUN_FLAGS[@]}" "${NVMEOF_PERMS[@]}" "$stage/nvmeof/scripts/bench/lib/scale.ts")
+  use_checkout "$stage/nvmeof"
   if [ -n "$nvmetcli" ]; then
     stage_python "$stage/python"
     export PYTHONHOME="$stage/python"

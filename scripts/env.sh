@@ -43,14 +43,10 @@ NVMEOF_PERMS_WORDS="--allow-all"
 # of the 1x scale spec 0.95 -> 0.80 s); natively it was level (docs/benchmarks.md, "V8's tiers
 # under the emulator"). It changes when code is compiled, not how hot code is optimised.
 # --no-sparkplug: no baseline tier between V8's interpreter and its optimising compilers (Maglev
-# and TurboFan, which still compile what runs hot). A target command had Sparkplug compile most of
-# its functions after a few calls each and then ran that code a few times more; in the lab guest,
-# where the emulator translates every new piece of machine code again, that cost more than it gave.
-# Four alternating A/B runs in one guest each: a no-op `up` at 1x 0.08-0.11 s faster, `up` from
-# empty at 4x 0.08-0.14 s, `show` and a no-op `up` at 16x 0.05-0.19 s, the rest within noise;
-# natively level (`up --dry-run` of the 1x spec 55.6 -> 50.8 ms); the data path's loops, which
-# Maglev and TurboFan compile, within their spread beside perftest and fio (docs/benchmarks.md,
-# "Sparkplug under the emulator").
+# and TurboFan still compile what runs hot). A target command had Sparkplug compile most of its
+# functions after a few calls and ran that code too few times more to gain it back under the lab's
+# emulation; natively level, the data path and the exporter within their spread (figures in
+# docs/benchmarks.md, "Sparkplug under the emulator").
 NVMEOF_V8_FLAGS=--single-threaded,--no-lazy,--no-sparkplug
 # The other flags of `deno run` for nvmeof from source, as words (lib.sh: NVMEOF_RUN_FLAGS): no
 # prompt, no network, the lock file as is. --unstable-lazy-dynamic-imports: Deno reads a module

@@ -22,7 +22,10 @@
 # (default 7). Prints one line per operation on stderr, then the table: seconds per
 # operation and size, the start-up of each side apart (nvmeof's per command: the same command with
 # nothing to do), the time less it ("net"), the ratios, and the growth exponent
-# log(t_last/t_first)/log(K ratio).
+# log(t_last/t_first)/log(K ratio). The `up` rows (from empty, no-op, adding a host, pruning) pair
+# each run with a run of `up` of an empty spec just before it and take the median of the
+# differences as net (tmn); show, check and down, whose start-up needs the empty tree, take their
+# start-up's median.
 # The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it on):
 # the emulator translates a program's machine code anew wherever it is mapped, so with ASLR each
 # process pays for translating its runtime again, which hardware never does; that cost is 1.1-1.3 s
@@ -148,6 +151,24 @@ tm() {
   done
   printf -v "$var" '%s' "$(median "${vals[@]}")"
 }
+# tmn VAR NET RESET START CMD…: tm, with each run of CMD paired with a run of START just before it
+# (after RESET). START is the same command with nothing to do and changes nothing; NET is the
+# median of the REPEAT differences. So the start-up taken from a figure is timed in the same moment
+# as it: the guest's speed drifts by tens of percent within one bench, and a start-up median taken
+# once at the beginning has come out above the very runs it was then taken from.
+tmn() {
+  local var=$1 netvar=$2 reset=$3 start=$4 i v s vals=() nets=()
+  shift 4
+  for ((i = 0; i < REPEAT; i++)); do
+    "$reset"
+    t s "$start"
+    t v "$@"
+    vals+=("$v")
+    nets+=("$(awk -v a="$v" -v b="$s" 'BEGIN { printf "%.3f", a - b }')")
+  done
+  printf -v "$var" '%s' "$(median "${vals[@]}")"
+  printf -v "$netvar" '%s' "$(median "${nets[@]}")"
+}
 # floor VAR_CALLS VAR_WALL RESET PLAN.json: replays the plan REPEAT times, RESET run before each,
 # as tm; sets the medians of the calls' time and of the process's (with CALLS=1, both its count).
 floor() {
@@ -163,8 +184,8 @@ floor() {
 }
 steps() { grep -o '"op":' "$1" | wc -l; }
 results="$work/results.tsv"
-# row OP K STEPS NVMEOF FLOOR_CALLS FLOOR_WALL NVMETCLI
-row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$results"; }
+# row OP K STEPS NVMEOF FLOOR_CALLS FLOOR_WALL NVMETCLI [NET: tmn's, when paired]
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "${8:-}" >>"$results"; }
 empty_tree() {
   "$NVMEOF" target down --all --force >/dev/null
   [ -z "$(ls -A "$CFS/subsystems")$(ls -A "$CFS/hosts")$(ls -A "$CFS/ports")" ] ||
@@ -177,6 +198,9 @@ prune1() { "$NVMEOF" target up --prune -f "$work/spec1.yaml" >/dev/null; }
 up2() { "$NVMEOF" target up -f "$work/spec2.yaml" >/dev/null; }
 up3() { "$NVMEOF" target up -f "$work/spec3.yaml" >/dev/null; }
 py_clear() { "$PY" "$nvmetcli" clear; }
+# The start-up paired with every `up` (tmn's START): up of the empty spec, which changes nothing on
+# any tree (without --prune).
+up_empty() { "$NVMEOF" target up -f "$work/empty.yaml"; }
 
 [ "$ASLR" = off ] && echo 0 >"$RANDOMIZE"
 max=0
@@ -260,9 +284,9 @@ for k in "${SIZES[@]}"; do
   # up from empty
   "$NVMEOF" target up --dry-run -o json -f "$work/spec1.yaml" >"$work/up.json"
   floor f_calls f_wall empty_tree "$work/up.json"
-  tm n_up empty_tree "$NVMEOF" target up -f "$work/spec1.yaml"
+  tmn n_up net_up empty_tree up_empty "$NVMEOF" target up -f "$work/spec1.yaml"
   say "up ${n_up}s (floor ${f_calls}s)"
-  tm n_noop : "$NVMEOF" target up -f "$work/spec1.yaml"
+  tmn n_noop net_noop : up_empty "$NVMEOF" target up -f "$work/spec1.yaml"
   grep -q '^No changes' "$work/out" || die "the second up was not a no-op: $(head -3 "$work/out")"
   say "no-op up ${n_noop}s"
   tm n_show : "$NVMEOF" target show
@@ -283,23 +307,23 @@ for k in "${SIZES[@]}"; do
     grep -q '^No changes' "$work/out" || die "nvmetcli's restore did not rebuild the same tree: $(head -3 "$work/out")"
     say "nvmetcli save ${c_save}s, clear ${c_clear}s, restore ${c_restore}s"
   fi
-  row up "$k" "$(steps "$work/up.json")" "$n_up" "$f_calls" "$f_wall" "$c_restore"
-  row noop "$k" 0 "$n_noop" "" "" ""
+  row up "$k" "$(steps "$work/up.json")" "$n_up" "$f_calls" "$f_wall" "$c_restore" "$net_up"
+  row noop "$k" 0 "$n_noop" "" "" "" "$net_noop"
   row show "$k" "" "$n_show" "$r_calls" "$r_wall" "$c_save"
   row check "$k" "" "$n_check" "" "" ""
 
   # one more host on every subsystem
   "$NVMEOF" target up --dry-run -o json -f "$work/spec2.yaml" >"$work/add.json"
   floor a_calls a_wall prune1 "$work/add.json"
-  tm n_add prune1 "$NVMEOF" target up -f "$work/spec2.yaml"
-  row add-host "$k" "$(steps "$work/add.json")" "$n_add" "$a_calls" "$a_wall" ""
+  tmn n_add net_add prune1 up_empty "$NVMEOF" target up -f "$work/spec2.yaml"
+  row add-host "$k" "$(steps "$work/add.json")" "$n_add" "$a_calls" "$a_wall" "" "$net_add"
   say "add host ${n_add}s (floor ${a_calls}s)"
 
   # prune one subsystem
   "$NVMEOF" target up --prune --dry-run -o json -f "$work/spec3.yaml" >"$work/prune.json"
   floor p_calls p_wall up2 "$work/prune.json"
-  tm n_prune up2 "$NVMEOF" target up --prune -f "$work/spec3.yaml"
-  row prune "$k" "$(steps "$work/prune.json")" "$n_prune" "$p_calls" "$p_wall" ""
+  tmn n_prune net_prune up2 up_empty "$NVMEOF" target up --prune -f "$work/spec3.yaml"
+  row prune "$k" "$(steps "$work/prune.json")" "$n_prune" "$p_calls" "$p_wall" "" "$net_prune"
   say "prune ${n_prune}s (floor ${p_calls}s)"
 
   # down

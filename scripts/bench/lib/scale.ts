@@ -160,6 +160,10 @@ function printTable(file: string): void {
     `start-up of the others: empty Deno run ${secs(num(stD))} ${unit}` +
       (stP ? `, python3 import of nvmetcli's modules ${secs(num(stP))} ${unit}` : ""),
   );
+  console.log(
+    "net: up, noop, add-host and prune less a run of up (empty spec) just before each, the median " +
+      "of the differences; show, check and down less their start-up's median",
+  );
   const head = [
     "operation",
     "K",
@@ -176,9 +180,10 @@ function printTable(file: string): void {
   const lines = [head];
   const byOp = new Map<string, Array<{ k: number; net?: number; wall?: number; floor?: number }>>();
   for (const r of rows.slice(1)) {
-    const [op, k, steps, n, fc, fw, c] = r;
+    const [op, k, steps, n, fc, fw, c, paired] = r;
     const wall = num(n);
-    const net = wall === undefined ? undefined : Math.max(0, wall - startOf(op));
+    // The bench's paired figure when it has one (scale.sh tmn), else less the start-up's median.
+    const net = wall === undefined ? undefined : Math.max(0, num(paired) ?? wall - startOf(op));
     lines.push([
       op,
       k,

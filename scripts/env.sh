@@ -47,7 +47,14 @@ NVMEOF_PERMS_WORDS="--allow-all"
 # functions after a few calls and ran that code too few times more to gain it back under the lab's
 # emulation; natively level, the data path and the exporter within their spread (figures in
 # docs/benchmarks.md, "Sparkplug under the emulator").
-NVMEOF_V8_FLAGS=--single-threaded,--no-lazy,--no-sparkplug
+# --invocation-count-for-maglev=2000 (V8's default 400, below TurboFan's 3000 that follows it):
+# Maglev compiles a function once it has run 2000 calls' worth of its code, not 400. A target
+# command on a big tree runs its per-object code (the spec's reader, validation, the apply) a few
+# hundred to a few thousand times, once: in the lab guest, Maglev's compiles of it on the main
+# thread cost more than they saved; natively level. The data path's loops run tens of thousands of
+# times and still reach both tiers in their warm-up (figures in docs/benchmarks.md, "Maglev's
+# count at scale").
+NVMEOF_V8_FLAGS=--single-threaded,--no-lazy,--no-sparkplug,--invocation-count-for-maglev=2000
 # The other flags of `deno run` for nvmeof from source, as words (lib.sh: NVMEOF_RUN_FLAGS): no
 # prompt, no network, the lock file as is. --unstable-lazy-dynamic-imports: Deno reads a module
 # behind `import("./x.ts")` when the import runs, not before start-up; nvmeof loads each command's

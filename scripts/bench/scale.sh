@@ -140,35 +140,28 @@ t() {
 }
 # median VALUE…: prints the median (the lower middle of an even count).
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# tm VAR RESET CMD…: t, REPEAT times, RESET (a function, or :) run before each; VAR is the median.
-tm() {
-  local var=$1 reset=$2 i v vals=()
-  shift 2
-  for ((i = 0; i < REPEAT; i++)); do
-    "$reset"
-    t v "$@"
-    vals+=("$v")
-  done
-  printf -v "$var" '%s' "$(median "${vals[@]}")"
-}
-# tmn VAR NET RESET START CMD…: tm, with each run of CMD paired with a run of START just before it
-# (after RESET). START is the same command with nothing to do and changes nothing; NET is the
-# median of the REPEAT differences. So the start-up taken from a figure is timed in the same moment
-# as it: the guest's speed drifts by tens of percent within one bench, and a start-up median taken
-# once at the beginning has come out above the very runs it was then taken from.
+# tmn VAR NET RESET START CMD…: runs CMD REPEAT times, RESET (a function, or :) before each, and
+# sets VAR to the median of its times. With a START (not ""), each run of CMD is paired with a run
+# of START just before it (after RESET): START is the same command with nothing to do and changes
+# nothing, and NET is set to the median of the REPEAT differences. So the start-up taken from a
+# figure is timed in the same moment as it: the guest's speed drifts by tens of percent within one
+# bench, and a start-up median taken once at the beginning has come out above the very runs it was
+# then taken from.
 tmn() {
   local var=$1 netvar=$2 reset=$3 start=$4 i v s vals=() nets=()
   shift 4
   for ((i = 0; i < REPEAT; i++)); do
     "$reset"
-    t s "$start"
+    [ -n "$start" ] && t s "$start"
     t v "$@"
     vals+=("$v")
-    nets+=("$(awk -v a="$v" -v b="$s" 'BEGIN { printf "%.3f", a - b }')")
+    [ -n "$start" ] && nets+=("$(awk -v a="$v" -v b="$s" 'BEGIN { printf "%.3f", a - b }')")
   done
   printf -v "$var" '%s' "$(median "${vals[@]}")"
-  printf -v "$netvar" '%s' "$(median "${nets[@]}")"
+  [ -z "$start" ] || printf -v "$netvar" '%s' "$(median "${nets[@]}")"
 }
+# tm VAR RESET CMD…: tmn without a start-up run.
+tm() { tmn "$1" "" "$2" "" "${@:3}"; }
 # floor VAR_CALLS VAR_WALL RESET PLAN.json: replays the plan REPEAT times, RESET run before each,
 # as tm; sets the medians of the calls' time and of the process's (with CALLS=1, both its count).
 floor() {

@@ -19,10 +19,10 @@
 # (default 2000; 0 skips the bandwidth row), ROUNDS (default 5), NVMEOF (the launcher to measure,
 # default scripts/nvmeof: another checkout's, to compare two versions in one lab run), WARMUP
 # (nvmeof's untimed iterations before its timed ones, default 50000: the runtime compiles a
-# function on the loop's thread when its calls cross a tier's count, 2000 and then 3000 more
-# (scripts/env.sh; 400 and 3000 before), and the ping's completion checks run once per 16
-# iterations; before that count, those compiles land in the timed loop as iterations of 10-100 ms,
-# traced in the lab with V8's --trace-opt).
+# function on the loop's thread when its calls cross a tier's count (NVMEOF_V8_FLAGS in
+# scripts/env.sh), and the ping's completion checks run once per 16 iterations; before that count,
+# those compiles land in the timed loop as iterations of 10-100 ms, traced in the lab with V8's
+# --trace-opt).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ITERS="${ITERS:-5000}"

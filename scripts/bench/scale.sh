@@ -25,7 +25,8 @@
 # log(t_last/t_first)/log(K ratio). The `up` rows (from empty, no-op, adding a host, pruning) pair
 # each run with a run of `up` of an empty spec just before it and take the median of the
 # differences as net (tmn); show, check and down, whose start-up needs the empty tree, take their
-# start-up's median.
+# start-up's median. Each of nvmetcli's runs likewise follows a run of nvmeof's command on the same
+# tree, and its ratio column is the median of those pairs' ratios (tmpeer).
 # The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it on):
 # the emulator translates a program's machine code anew wherever it is mapped, so with ASLR each
 # process pays for translating its runtime again, which hardware never does; that cost is 1.1-1.3 s
@@ -162,6 +163,29 @@ tmn() {
 }
 # tm VAR RESET CMD…: tmn without a start-up run.
 tm() { tmn "$1" "" "$2" "" "${@:3}"; }
+# tmpeer VAR RATIO RESET PEER_RESET CMD… -- PEER…: times PEER REPEAT times, each run paired with a
+# run of CMD just before it (RESET before CMD, PEER_RESET before PEER), and sets VAR to the median
+# of PEER's times and RATIO to the median of the REPEAT ratios CMD/PEER: the ratio of two runs
+# timed in the same moment, as tmn pairs the start-up. nvmeof's own figure is tmn's or tm's.
+tmpeer() {
+  local var=$1 ratiovar=$2 reset=$3 peer_reset=$4 i a b cmd=() vals=() ratios=()
+  shift 4
+  while [ "$1" != -- ]; do
+    cmd+=("$1")
+    shift
+  done
+  shift
+  for ((i = 0; i < REPEAT; i++)); do
+    "$reset"
+    t a "${cmd[@]}"
+    "$peer_reset"
+    t b "$@"
+    vals+=("$b")
+    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')")
+  done
+  printf -v "$var" '%s' "$(median "${vals[@]}")"
+  printf -v "$ratiovar" '%s' "$(median "${ratios[@]}")"
+}
 # floor VAR_CALLS VAR_WALL RESET PLAN.json: replays the plan REPEAT times, RESET run before each,
 # as tm; sets the medians of the calls' time and of the process's (with CALLS=1, both its count).
 floor() {
@@ -177,8 +201,9 @@ floor() {
 }
 steps() { grep -o '"op":' "$1" | wc -l; }
 results="$work/results.tsv"
-# row OP K STEPS NVMEOF FLOOR_CALLS FLOOR_WALL NVMETCLI [NET: tmn's, when paired]
-row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "${8:-}" >>"$results"; }
+# row OP K STEPS NVMEOF FLOOR_CALLS FLOOR_WALL NVMETCLI [NET: tmn's, when paired] [NVMEOF/NVMETCLI:
+# tmpeer's]
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "${8:-}" "${9:-}" >>"$results"; }
 empty_tree() {
   "$NVMEOF" target down --all --force >/dev/null
   [ -z "$(ls -A "$CFS/subsystems")$(ls -A "$CFS/hosts")$(ls -A "$CFS/ports")" ] ||
@@ -290,19 +315,22 @@ for k in "${SIZES[@]}"; do
   tm n_check : "$NVMEOF" target check -f "$work/spec1.yaml"
   say "show ${n_show}s (read floor ${r_calls}s), check ${n_check}s"
 
-  # nvmetcli on the same tree: save (its show), clear (its down), restore (its up from empty)
-  c_save="" c_clear="" c_restore=""
+  # nvmetcli on the same tree: save (its show), clear (its down, on spec3's tree as nvmeof's down
+  # below: up3 from empty builds it), restore (its up from empty), each run paired with nvmeof's.
+  c_save="" c_clear="" c_restore="" x_save="" x_clear="" x_restore=""
   if [ -n "$nvmetcli" ]; then
-    tm c_save : "$PY" "$nvmetcli" save "$work/saved.json"
-    tm c_clear up1 "$PY" "$nvmetcli" clear
-    tm c_restore py_clear "$PY" "$nvmetcli" restore "$work/nvmetcli.json"
+    tmpeer c_save x_save : : "$NVMEOF" target show -- "$PY" "$nvmetcli" save "$work/saved.json"
+    empty_tree
+    tmpeer c_clear x_clear up3 up3 "$NVMEOF" target down --all -- "$PY" "$nvmetcli" clear
+    tmpeer c_restore x_restore empty_tree py_clear "$NVMEOF" target up -f "$work/spec1.yaml" -- \
+      "$PY" "$nvmetcli" restore "$work/nvmetcli.json"
     "$NVMEOF" target up -f "$work/spec1.yaml" >"$work/out"
     grep -q '^No changes' "$work/out" || die "nvmetcli's restore did not rebuild the same tree: $(head -3 "$work/out")"
     say "nvmetcli save ${c_save}s, clear ${c_clear}s, restore ${c_restore}s"
   fi
-  row up "$k" "$(steps "$work/up.json")" "$n_up" "$f_calls" "$f_wall" "$c_restore" "$net_up"
+  row up "$k" "$(steps "$work/up.json")" "$n_up" "$f_calls" "$f_wall" "$c_restore" "$net_up" "$x_restore"
   row noop "$k" 0 "$n_noop" "" "" "" "$net_noop"
-  row show "$k" "" "$n_show" "$r_calls" "$r_wall" "$c_save"
+  row show "$k" "" "$n_show" "$r_calls" "$r_wall" "$c_save" "" "$x_save"
   row check "$k" "" "$n_check" "" "" ""
 
   # one more host on every subsystem
@@ -323,7 +351,7 @@ for k in "${SIZES[@]}"; do
   "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
   floor d_calls d_wall up3 "$work/down.json"
   tm n_down up3 "$NVMEOF" target down --all
-  row down "$k" "$(steps "$work/down.json")" "$n_down" "$d_calls" "$d_wall" "$c_clear"
+  row down "$k" "$(steps "$work/down.json")" "$n_down" "$d_calls" "$d_wall" "$c_clear" "" "$x_clear"
   say "down ${n_down}s (floor ${d_calls}s)"
 done
 

@@ -137,9 +137,10 @@ function ratio(a: number | undefined, b: number | undefined): string {
 }
 
 /**
- * The table of a results file: rows `op K steps nvmeof floor_calls floor_wall nvmetcli` (seconds,
- * wall time of each process but floor_calls, the floor's calls alone), the first row the start-up
- * of each side (`startup 0 0 nvmeof 0 deno python`). "net" is nvmeof's time less its start-up.
+ * The table of a results file: rows `op K steps nvmeof floor_calls floor_wall nvmetcli [net]
+ * [nvmeof/nvmetcli]` (seconds, wall time of each process but floor_calls, the floor's calls alone;
+ * the last two the bench's paired figures, when it has them), the first row the start-up of each
+ * side (`startup 0 0 nvmeof 0 deno python`). "net" is nvmeof's time less its start-up.
  */
 function printTable(file: string): void {
   const num = (v: string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
@@ -164,6 +165,12 @@ function printTable(file: string): void {
     "net: up, noop, add-host and prune less a run of up (empty spec) just before each, the median " +
       "of the differences; show, check and down less their start-up's median",
   );
+  if (rows.slice(1).some((r) => r[8])) {
+    console.log(
+      "nvmeof/nvmetcli: the median of the ratios of nvmeof's command to nvmetcli's run just after " +
+        "it, on the same tree (clear on the tree of down's row)",
+    );
+  }
   const head = [
     "operation",
     "K",
@@ -180,7 +187,7 @@ function printTable(file: string): void {
   const lines = [head];
   const byOp = new Map<string, Array<{ k: number; net?: number; wall?: number; floor?: number }>>();
   for (const r of rows.slice(1)) {
-    const [op, k, steps, n, fc, fw, c, paired] = r;
+    const [op, k, steps, n, fc, fw, c, paired, pairedPeer] = r;
     const wall = num(n);
     // The bench's paired figure when it has one (scale.sh tmn), else less the start-up's median.
     const net = wall === undefined ? undefined : Math.max(0, num(paired) ?? wall - startOf(op));
@@ -195,7 +202,8 @@ function printTable(file: string): void {
       secs(num(c)),
       ratio(net, num(fc)),
       ratio(wall, num(fw)),
-      ratio(wall, num(c)),
+      // The median of the ratios of runs paired with nvmetcli's (scale.sh tmpeer), when there are.
+      pairedPeer ? `${Number(pairedPeer).toFixed(2)}x` : ratio(wall, num(c)),
     ]);
     if (!byOp.has(op)) byOp.set(op, []);
     byOp.get(op)!.push({ k: Number(k), net, wall, floor: num(fc) });

@@ -132,8 +132,13 @@ function secs(v: number | undefined): string {
   return COUNTING ? String(v) : v.toFixed(2);
 }
 
+/** A ratio as text ("0.75x"). */
+function times(r: number): string {
+  return `${r.toFixed(2)}x`;
+}
+
 function ratio(a: number | undefined, b: number | undefined): string {
-  return a === undefined || b === undefined || !(b > 0) ? "" : `${(a / b).toFixed(2)}x`;
+  return a === undefined || b === undefined || !(b > 0) ? "" : times(a / b);
 }
 
 /**
@@ -203,7 +208,7 @@ function printTable(file: string): void {
       ratio(net, num(fc)),
       ratio(wall, num(fw)),
       // The median of the ratios of runs paired with nvmetcli's (scale.sh tmpeer), when there are.
-      pairedPeer ? `${Number(pairedPeer).toFixed(2)}x` : ratio(wall, num(c)),
+      pairedPeer ? times(Number(pairedPeer)) : ratio(wall, num(c)),
     ]);
     if (!byOp.has(op)) byOp.set(op, []);
     byOp.get(op)!.push({ k: Number(k), net, wall, floor: num(fc) });

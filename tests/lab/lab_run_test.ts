@@ -5,11 +5,15 @@
 import assert from "node:assert/strict";
 import { ROOT } from "../helpers.ts";
 
-async function lab(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function lab(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(`${ROOT}/scripts/lab/lab`, {
     args: ["run", "-q", ...args],
     stdin: "null",
     cwd: `${ROOT}/tests`,
+    env,
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
@@ -44,10 +48,25 @@ Deno.test("lab run: a command that overruns --timeout is stopped with exit 124",
   assert.doesNotMatch(r.stderr, /was stopped/);
 });
 
+Deno.test("lab run: a first boot that does not start the command in time is cut and booted once more", async () => {
+  // One second is too short for any boot: the first is cut before the command starts, and the
+  // second, with the whole bound, runs it once.
+  const r = await lab(["--", "bash", "-c", "echo ran >>/.lab/runs; cat /.lab/runs"], {
+    LAB_FIRST_BOOT_S: "1",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "ran\n");
+  assert.match(r.stderr, /did not start the command within 1 s: booting it once more/);
+  assert.doesNotMatch(r.stderr, /error/);
+});
+
 Deno.test("lab run: a usage mistake is exit 2 and boots nothing", async () => {
   const r = await lab(["--timeout", "soon", "--", "true"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--timeout takes whole seconds/);
+  const first = await lab(["--", "true"], { LAB_FIRST_BOOT_S: "2m" });
+  assert.equal(first.code, 2);
+  assert.match(first.stderr, /LAB_FIRST_BOOT_S takes whole seconds, not '2m'/);
 });
 
 Deno.test("lab run: the guest's clock keeps this machine's time, and the guest gets this machine's TSC rate", async () => {

@@ -259,13 +259,15 @@ Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, p
       await t.step(
         "node_exporter agrees with nvmeof on the RDMA ports and the controllers",
         async () => {
-          // An instant at which both of host1's exporters were just scraped (a collection slower
-          // than the scrape timeout leaves none).
-          await waitFor("host1's exporters scraped", 60, async () => {
-            const r = await query(`up{instance=~"${instance("host1")}|${nodeInstance}"} == 1`);
-            return r.length === 2 ? true : undefined;
+          // The instant of the later of host1's two exporters' newest scrapes, when both were
+          // good, as Prometheus stamped them: nothing newer (a failed scrape's stale marker) is
+          // seen at it, and this machine's clock plays no part. A collection slower than the scrape
+          // timeout leaves no such instant.
+          const both = `instance=~"${instance("host1")}|${nodeInstance}"`;
+          const { value: at } = await waitFor("host1's exporters scraped", 60, async () => {
+            const r = await query(`timestamp(up{${both}}) and on (instance) (up{${both}} == 1)`);
+            return r.length === 2 ? Math.max(...r.map((s) => Number(s.value[1]))) : undefined;
           });
-          const at = Date.now() / 1000;
           const pick = async (q: string, key: (m: Record<string, string>) => string) =>
             new Map((await query(q, at)).map((s) => [key(s.metric), s]));
           const port = (m: Record<string, string>) => `${m.device}/${m.port}`;
@@ -291,7 +293,14 @@ Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, p
                   ?.value[1]
               }`,
             );
-            assert.ok(Number(hw[0]?.value[1]) > 0, "nvmeof exports rxe's hw counters");
+            if (!(Number(hw[0]?.value[1]) > 0)) {
+              const log = await on("host1", `tail -n 5 ${WORK}/exporter.log`);
+              assert.fail(
+                `nvmeof exports no rxe hw counters at ${at}; its scrape took ${
+                  (await query(`scrape_duration_seconds{${mine}}`, at))[0]?.value[1]
+                } s; the exporter's log ends:\n${log.stdout}`,
+              );
+            }
           } else {
             // Port state and physical state: node_exporter's numbers, nvmeof's one-hot names.
             for (

@@ -26,7 +26,8 @@
 # each run with a run of `up` of an empty spec just before it and take the median of the
 # differences as net (tmn); show, check and down, whose start-up needs the empty tree, take their
 # start-up's median. Each of nvmetcli's runs likewise follows a run of nvmeof's command on the same
-# tree, and its ratio column is the median of those pairs' ratios (tmpeer).
+# tree, and its ratio column is the median of those pairs' ratios (tmpeer); those runs of `show` and
+# `down` are then also their rows' figures.
 # The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it on):
 # the emulator translates a program's machine code anew wherever it is mapped, so with ASLR each
 # process pays for translating its runtime again, which hardware never does; that cost is 1.1-1.3 s
@@ -163,13 +164,13 @@ tmn() {
 }
 # tm VAR RESET CMD…: tmn without a start-up run.
 tm() { tmn "$1" "" "$2" "" "${@:3}"; }
-# tmpeer VAR RATIO RESET PEER_RESET CMD… -- PEER…: times PEER REPEAT times, each run paired with a
-# run of CMD just before it (RESET before CMD, PEER_RESET before PEER), and sets VAR to the median
-# of PEER's times and RATIO to the median of the REPEAT ratios CMD/PEER: the ratio of two runs
-# timed in the same moment, as tmn pairs the start-up. nvmeof's own figure is tmn's or tm's.
+# tmpeer OWN VAR RATIO RESET PEER_RESET CMD… -- PEER…: times PEER REPEAT times, each run paired with
+# a run of CMD just before it (RESET before CMD, PEER_RESET before PEER), and sets OWN (unless "") to
+# the median of CMD's times, as tm would, VAR to PEER's, and RATIO to the median of the REPEAT
+# ratios CMD/PEER: the ratio of two runs timed in the same moment, as tmn pairs the start-up.
 tmpeer() {
-  local var=$1 ratiovar=$2 reset=$3 peer_reset=$4 i a b cmd=() vals=() ratios=()
-  shift 4
+  local own=$1 var=$2 ratiovar=$3 reset=$4 peer_reset=$5 i a b cmd=() own_vals=() vals=() ratios=()
+  shift 5
   while [ "$1" != -- ]; do
     cmd+=("$1")
     shift
@@ -178,11 +179,13 @@ tmpeer() {
   for ((i = 0; i < REPEAT; i++)); do
     "$reset"
     t a "${cmd[@]}"
+    own_vals+=("$a")
     "$peer_reset"
     t b "$@"
     vals+=("$b")
     ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')")
   done
+  [ -z "$own" ] || printf -v "$own" '%s' "$(median "${own_vals[@]}")"
   printf -v "$var" '%s' "$(median "${vals[@]}")"
   printf -v "$ratiovar" '%s' "$(median "${ratios[@]}")"
 }
@@ -307,7 +310,13 @@ for k in "${SIZES[@]}"; do
   tmn n_noop net_noop : up_empty "$NVMEOF" target up -f "$work/spec1.yaml"
   grep -q '^No changes' "$work/out" || die "the second up was not a no-op: $(head -3 "$work/out")"
   say "no-op up ${n_noop}s"
-  tm n_show : "$NVMEOF" target show
+  # show, paired with nvmetcli's save when there is nvmetcli (its runs are show's figure then)
+  c_save="" x_save=""
+  if [ -n "$nvmetcli" ]; then
+    tmpeer n_show c_save x_save : : "$NVMEOF" target show -- "$PY" "$nvmetcli" save "$work/saved.json"
+  else
+    tm n_show : "$NVMEOF" target show
+  fi
   t r_wall "${LIBRUN[@]}" read
   r_calls=$(cat "$work/out")
   [ "${CALLS:-0}" = 1 ] && r_calls=$r_wall
@@ -315,14 +324,14 @@ for k in "${SIZES[@]}"; do
   tm n_check : "$NVMEOF" target check -f "$work/spec1.yaml"
   say "show ${n_show}s (read floor ${r_calls}s), check ${n_check}s"
 
-  # nvmetcli on the same tree: save (its show), clear (its down, on spec3's tree as nvmeof's down
-  # below: up3 from empty builds it), restore (its up from empty), each run paired with nvmeof's.
-  c_save="" c_clear="" c_restore="" x_save="" x_clear="" x_restore=""
+  # nvmetcli on the same tree: clear (its down, on spec3's tree as nvmeof's down below: up3 from
+  # empty builds it; its runs are down's figure then) and restore (its up from empty), each run
+  # paired with nvmeof's.
+  c_clear="" c_restore="" x_clear="" x_restore="" n_down=""
   if [ -n "$nvmetcli" ]; then
-    tmpeer c_save x_save : : "$NVMEOF" target show -- "$PY" "$nvmetcli" save "$work/saved.json"
     empty_tree
-    tmpeer c_clear x_clear up3 up3 "$NVMEOF" target down --all -- "$PY" "$nvmetcli" clear
-    tmpeer c_restore x_restore empty_tree py_clear "$NVMEOF" target up -f "$work/spec1.yaml" -- \
+    tmpeer n_down c_clear x_clear up3 up3 "$NVMEOF" target down --all -- "$PY" "$nvmetcli" clear
+    tmpeer "" c_restore x_restore empty_tree py_clear "$NVMEOF" target up -f "$work/spec1.yaml" -- \
       "$PY" "$nvmetcli" restore "$work/nvmetcli.json"
     "$NVMEOF" target up -f "$work/spec1.yaml" >"$work/out"
     grep -q '^No changes' "$work/out" || die "nvmetcli's restore did not rebuild the same tree: $(head -3 "$work/out")"
@@ -350,7 +359,7 @@ for k in "${SIZES[@]}"; do
   # down
   "$NVMEOF" target down --all --dry-run -o json >"$work/down.json"
   floor d_calls d_wall up3 "$work/down.json"
-  tm n_down up3 "$NVMEOF" target down --all
+  [ -n "$n_down" ] || tm n_down up3 "$NVMEOF" target down --all
   row down "$k" "$(steps "$work/down.json")" "$n_down" "$d_calls" "$d_wall" "$c_clear" "" "$x_clear"
   say "down ${n_down}s (floor ${d_calls}s)"
 done

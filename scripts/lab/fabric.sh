@@ -25,8 +25,6 @@
 # guest's sshd listens on that NIC alone (10.0.2.15) and takes only the fabric run's key.
 
 FABRIC_MAC_PREFIX=52:54:00:78
-# How long `fabric boot` waits for a rebooted node before it tries one more boot.
-REBOOT_FIRST_S=120
 # The guest's address on its SSH NIC (QEMU user networking's default guest address).
 FABRIC_SSH_GUEST=10.0.2.15
 
@@ -436,8 +434,8 @@ fabric_boot() {
   local bound="${LAB_FABRIC_BOOT_TIMEOUT:-300}" first
   # A reboot takes 10-20 s under TCG. Once, a node booted again after a power cut never became
   # ready (its console silent, its vCPU idle, the next boot from the same disks fine): such a boot
-  # gets one more try, said on stderr.
-  first=$((bound < REBOOT_FIRST_S ? bound : REBOOT_FIRST_S))
+  # gets one more try after FIRST_BOOT_S (scripts/lab/lab, as `run`'s), said on stderr.
+  first=$((bound < FIRST_BOOT_S ? bound : FIRST_BOOT_S))
   node_boot "$1"
   node_wait_ready "$1" "$first" && return 0
   printf 'lab: %s was not ready %s s after its boot: cutting its power and booting it once more\n' \

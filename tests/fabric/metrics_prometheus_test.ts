@@ -283,22 +283,23 @@ Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, p
           const ibPorts = await query(`node_infiniband_state_id{${theirs}}`, at);
           if (ib[0]?.value[1] !== "1" || ibPorts.length === 0) {
             const hw = await query(`count(nvmeof_rdma_hw_stats_total{${mine}})`, at);
-            console.log(
-              `node_exporter's infiniband collector: success ${
-                ib[0]?.value[1]
-              }, ${ibPorts.length} ports (rxe has no counters/); nvmeof: ${
-                hw[0]?.value[1]
-              } hw counters, rdma collector success ${
-                (await query(`nvmeof_scrape_collector_success{collector="rdma",${mine}}`, at))[0]
-                  ?.value[1]
-              }`,
+            const rdmaOk = await query(
+              `nvmeof_scrape_collector_success{collector="rdma",${mine}}`,
+              at,
             );
+            const took = await query(`scrape_duration_seconds{${mine}}`, at);
+            const seen = `node_exporter's infiniband collector: success ${
+              ib[0]?.value[1]
+            }, ${ibPorts.length} ports (rxe has no counters/); nvmeof: ${
+              hw[0]?.value[1]
+            } hw counters, rdma collector success ${rdmaOk[0]?.value[1]}, scrape ${
+              took[0]?.value[1]
+            } s (limit ${SCRAPE_S} s)`;
+            console.log(seen);
             if (!(Number(hw[0]?.value[1]) > 0)) {
               const log = await on("host1", `tail -n 5 ${WORK}/exporter.log`);
               assert.fail(
-                `nvmeof exports no rxe hw counters at ${at}; its scrape took ${
-                  (await query(`scrape_duration_seconds{${mine}}`, at))[0]?.value[1]
-                } s; the exporter's log ends:\n${log.stdout}`,
+                `nvmeof exports no rxe hw counters at ${at}: ${seen}; the exporter's log ends:\n${log.stdout}`,
               );
             }
           } else {

@@ -138,10 +138,11 @@ node_console_tail() {
   [ -s "$FDIR/$1/qemu.log" ] && sed "s/^/lab: $1 qemu: /" "$FDIR/$1/qemu.log" | tail -n 5 >&2
 }
 
-# node_wait_ready NODE SECONDS: waits for NODE's agent; fails with its console when it died or
-# did not come up in time.
+# node_wait_ready NODE SECONDS [retry]: waits for NODE's agent; fails with its console when it died
+# or did not come up in time. With "retry", a boot not ready in time returns 97 and says nothing:
+# the caller, which boots it once more, says so.
 node_wait_ready() {
-  local node="$1" bound="$2" start=$SECONDS r=
+  local node="$1" bound="$2" mode="${3:-}" start=$SECONDS r=
   while [ $((SECONDS - start)) -lt "$bound" ]; do
     r=
     [ -f "$FDIR/$node/share/ready" ] && read -r r <"$FDIR/$node/share/ready"
@@ -159,6 +160,7 @@ node_wait_ready() {
     fi
     sleep 0.2
   done
+  [ "$mode" = retry ] && return 97
   printf 'lab: error: %s was not ready within %s s\n' "$node" "$bound" >&2
   node_console_tail "$node"
   return 98
@@ -437,9 +439,14 @@ fabric_boot() {
   # gets one more try after FIRST_BOOT_S (scripts/lab/lab, as `run`'s), said on stderr.
   first=$((bound < FIRST_BOOT_S ? bound : FIRST_BOOT_S))
   node_boot "$1"
-  node_wait_ready "$1" "$first" && return 0
+  local rc=0
+  node_wait_ready "$1" "$first" retry || rc=$?
+  [ "$rc" = 0 ] && return 0
+  # A silent first boot is not an error yet: its console, if it printed anything, goes below the
+  # line. A node that died or whose links failed has said so already.
   printf 'lab: %s was not ready %s s after its boot: cutting its power and booting it once more\n' \
     "$1" "$first" >&2
+  if [ "$rc" = 97 ] && [ -s "$FDIR/$1/share/console.log" ]; then node_console_tail "$1" 10 || true; fi
   local pid
   pid=$(node_pid "$1")
   node_stop "$1"

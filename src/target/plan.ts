@@ -14,7 +14,8 @@ import { checkAnaGroupsInUse } from "./plan/ana.ts";
 import { planPort } from "./plan/ports.ts";
 import { removePort, removeSubsystem, unlinkPort } from "./plan/remove.ts";
 import type { Step } from "./plan/step.ts";
-import { planSubsystem } from "./plan/subsystems.ts";
+import { planSubsystem, subsystemToDerive } from "./plan/subsystems.ts";
+import type { ToDerive } from "./identity.ts";
 import type { HostSpec, TargetSpec } from "./spec.ts";
 
 export type { PlanOptions } from "./plan/options.ts";
@@ -37,6 +38,17 @@ function planPrune(
     if (!want.hosts.has(h.nqn)) steps.push({ op: "rmdir", path: nvmetPath.host(h.nqn) });
   }
   return steps;
+}
+
+/**
+ * The serials and UUIDs planUp of SPEC against LIVE will derive (identity.ts), so that they can
+ * be hashed ahead, all at once (hashAhead).
+ */
+export function identitiesToDerive(live: LiveTree, spec: TargetSpec): ToDerive {
+  const into: ToDerive = { serials: [], namespaces: [] };
+  const liveSubs = new Map(live.subsystems.map((l) => [l.nqn, l]));
+  for (const s of spec.subsystems) subsystemToDerive(s, liveSubs.get(s.nqn), into);
+  return into;
 }
 
 /**

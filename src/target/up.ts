@@ -7,6 +7,7 @@ import type { ConfigfsIo } from "../configfs/io.ts";
 import type { LiveTree } from "../configfs/nvmet.ts";
 import { FailureError } from "../errors.ts";
 import { applyPlan } from "./apply.ts";
+import { hashAhead } from "./identity.ts";
 import type { RefuseOptions } from "./connected.ts";
 import { kernelTargetEnv, readLive, type TargetEnv } from "./env.ts";
 import { lockTarget } from "./lock.ts";
@@ -14,6 +15,7 @@ import type { OneLineInput } from "./one_line.ts";
 import {
   checkPruneByEmptySpec,
   describeStep,
+  identitiesToDerive,
   planDown,
   planUp,
   removes,
@@ -106,6 +108,7 @@ export async function targetUp(req: UpRequest, options: TargetRunOptions): Promi
       allowEmpty: req.allowEmpty,
     });
   }
+  await hashAhead(identitiesToDerive(live, spec));
   const steps = planUp(live, spec, {
     prune: req.prune,
     readLiveSecret: io ? readSecretAttr(io) : undefined,

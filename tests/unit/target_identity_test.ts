@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { derivedNamespaceUuid, derivedSerial } from "../../src/target/identity.ts";
-import { planUp } from "../../src/target/plan.ts";
+import { derivedNamespaceUuid, derivedSerial, hashAhead } from "../../src/target/identity.ts";
+import { identitiesToDerive, planUp } from "../../src/target/plan.ts";
 import type { LiveTree } from "../../src/configfs/nvmet.ts";
 import type { TargetSpec } from "../../src/target/spec.ts";
 
@@ -68,4 +68,67 @@ Deno.test("a UUID the spec names wins; an existing namespace and subsystem keep 
   } as unknown as LiveTree;
   const again = planUp(live, spec());
   assert.ok(!again.some((s) => /device_uuid|attr_serial/.test(s.path)), JSON.stringify(again));
+});
+
+Deno.test("identities hashed ahead, all at once, are the same bytes as those derived one by one", async () => {
+  const nqns = [
+    NQN,
+    "nqn.2014-08.org.nvmexpress:uuid:é",
+    ...Array.from({ length: 40 }, (_, i) => `${NQN}-${i}`),
+  ];
+  const here = nqns.map((n) => [derivedSerial(n), derivedNamespaceUuid(n, 7)]);
+  const wanted = { serials: nqns, namespaces: nqns.map((n) => [n, 7] as [string, number]) };
+  assert.equal(await hashAhead(wanted), 2 * nqns.length);
+  assert.equal(await hashAhead(wanted), 0, "already hashed ahead and not taken");
+  assert.deepEqual(nqns.map((n) => [derivedSerial(n), derivedNamespaceUuid(n, 7)]), here);
+  // Each was taken by its derivation: asked again, all are hashed again.
+  assert.equal(await hashAhead(wanted), 2 * nqns.length);
+  assert.equal(derivedSerial(NQN), "4e177c3e4e2168a1c0a2");
+  assert.equal(derivedNamespaceUuid(NQN, 1), derivedNamespaceUuid(NQN, 1));
+});
+
+Deno.test("what a plan will derive: a new subsystem's serial and new namespaces' UUIDs, unless the spec names them", async () => {
+  const two = {
+    hosts: [],
+    ports: [],
+    subsystems: [
+      {
+        ...spec().subsystems[0],
+        namespaces: [1, 2, 3].map((nsid) => ({
+          nsid,
+          device: "/dev/vdb",
+          enabled: true,
+          ...(nsid === 3 ? { uuid: "0f8e6a4c-1d2b-4c3a-9e8f-7a6b5c4d3e2f" } : {}),
+        })),
+      },
+      { ...spec().subsystems[0], nqn: `${NQN}-named`, serial: "0123", namespaces: [] },
+    ],
+  } as unknown as TargetSpec;
+  assert.deepEqual(identitiesToDerive(EMPTY, two), {
+    serials: [NQN],
+    namespaces: [[NQN, 1], [NQN, 2]],
+  });
+  const live = {
+    hosts: [],
+    ports: [],
+    subsystems: [{
+      nqn: NQN,
+      attr: { allow_any_host: "1", serial: "0123456789abcdef    " },
+      hosts: [],
+      namespaces: [{
+        name: "1",
+        nsid: 1,
+        device_path: "/dev/vdb",
+        device_uuid: "",
+        device_nguid: "",
+        enable: true,
+      }],
+    }],
+  } as unknown as LiveTree;
+  assert.deepEqual(identitiesToDerive(live, two), { serials: [], namespaces: [[NQN, 2]] });
+  // Hashed ahead or not, the plan is the same.
+  const without = planUp(EMPTY, two);
+  await hashAhead(identitiesToDerive(EMPTY, two));
+  assert.deepEqual(planUp(EMPTY, two), without);
+  assert.equal(await hashAhead(identitiesToDerive(EMPTY, two)), 3, "the plan took every digest");
 });

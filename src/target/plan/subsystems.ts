@@ -3,7 +3,7 @@
  * changes is disabled, changed, re-enabled) and its allowed hosts.
  */
 import { type LiveNamespace, type LiveSubsystem, nvmetPath } from "../../configfs/nvmet.ts";
-import { derivedNamespaceUuid, derivedSerial } from "../identity.ts";
+import { derivedNamespaceUuid, derivedSerial, type ToDerive } from "../identity.ts";
 import type { NamespaceSpec, SubsystemSpec } from "../spec.ts";
 import { sameAttr, sameUuid, subsystemAttrs } from "./attrs.ts";
 import type { PlanOptions } from "./options.ts";
@@ -101,6 +101,36 @@ export function planNamespace(
   return steps;
 }
 
+/**
+ * The live namespace a spec namespace is, among CUR's: by the name nvmeof gives it (its NSID), else
+ * by another directory with that NSID.
+ */
+function liveNamespaces(
+  cur: LiveSubsystem | undefined,
+): (ns: NamespaceSpec) => LiveNamespace | undefined {
+  const byName = new Map((cur?.namespaces ?? []).map((n) => [n.name, n]));
+  const byNsid = new Map<number, LiveNamespace>();
+  for (const n of cur?.namespaces ?? []) if (!byNsid.has(n.nsid)) byNsid.set(n.nsid, n);
+  return (ns) => byName.get(String(ns.nsid)) ?? byNsid.get(ns.nsid);
+}
+
+/**
+ * Adds to INTO what planSubsystem of S against CUR derives (planSubsystemAttrs' serial,
+ * planNamespace's UUIDs), by the same rules: a new subsystem's serial unless the spec names one,
+ * a new namespace's UUID unless the spec names one.
+ */
+export function subsystemToDerive(
+  s: SubsystemSpec,
+  cur: LiveSubsystem | undefined,
+  into: ToDerive,
+): void {
+  if (!cur && subsystemAttrs(s).serial === undefined) into.serials.push(s.nqn);
+  const liveOf = liveNamespaces(cur);
+  for (const ns of s.namespaces) {
+    if (ns.uuid === undefined && !liveOf(ns)) into.namespaces.push([s.nqn, ns.nsid]);
+  }
+}
+
 /** The namespaces of a subsystem; with prune, live ones the spec does not name go. */
 function planNamespaces(
   s: SubsystemSpec,
@@ -109,11 +139,9 @@ function planNamespaces(
   const { cur } = options;
   const steps: Step[] = [];
   const matched = new Set<LiveNamespace>();
-  const byName = new Map((cur?.namespaces ?? []).map((n) => [n.name, n]));
-  const byNsid = new Map<number, LiveNamespace>();
-  for (const n of cur?.namespaces ?? []) if (!byNsid.has(n.nsid)) byNsid.set(n.nsid, n);
+  const liveOf = liveNamespaces(cur);
   for (const ns of s.namespaces) {
-    const was = byName.get(String(ns.nsid)) ?? byNsid.get(ns.nsid);
+    const was = liveOf(ns);
     if (was) matched.add(was);
     steps.push(...planNamespace(ns, { subnqn: s.nqn, was }));
   }

@@ -15,6 +15,8 @@
  *       tree (run it in the guest): each part's milliseconds, the modules' load first.
  *   plan K…   in-process, on any machine: parsing, validating and planning the spec of each size
  *       K (as above) against the live tree it makes, without configfs or start-up (see planBench).
+ *   cold SPEC DIR [--one-by-one]   on any machine: `up` of SPEC from empty, each part timed in one
+ *       fresh process, and its plan's calls on a tmpfs DIR (see cold).
  *
  * replay and read print the seconds their own calls took (after start-up and parsing), so the
  * bench can report the floor with and without Deno's start-up.
@@ -75,29 +77,48 @@ const enc = new TextEncoder();
 
 function replay(file: string): number {
   const steps = (JSON.parse(Deno.readTextFileSync(file)) as { steps: Step[] }).steps;
+  return calls(steps, NVMET);
+}
+
+/**
+ * Seconds of STEPS' mkdir/write/symlink/unlink/rmdir calls under ROOT, nothing else. With
+ * `onTmpfs`, ROOT is a plain file system: an attribute is created by its write, and a default
+ * group configfs makes with its parent (a namespace's `namespaces/`) is made when a call first
+ * finds it missing, so the calls are the same as on configfs but for those.
+ */
+function calls(steps: Step[], root: string, onTmpfs = false): number {
   const t0 = performance.now();
   for (const s of steps) {
-    const p = `${NVMET}/${s.path}`;
-    switch (s.op) {
-      case "mkdir":
-        Deno.mkdirSync(p);
-        break;
-      case "rmdir":
-      case "unlink":
-        Deno.removeSync(p);
-        break;
-      case "link":
-        Deno.symlinkSync(`${NVMET}/${s.target}`, p);
-        break;
-      case "write": {
-        const f = Deno.openSync(p, { write: true });
-        try {
-          f.writeSync(enc.encode(s.value === "" ? "\n" : s.value));
-        } finally {
-          f.close();
+    const p = `${root}/${s.path}`;
+    const call = () => {
+      switch (s.op) {
+        case "mkdir":
+          Deno.mkdirSync(p);
+          break;
+        case "rmdir":
+        case "unlink":
+          Deno.removeSync(p);
+          break;
+        case "link":
+          Deno.symlinkSync(`${root}/${s.target}`, p);
+          break;
+        case "write": {
+          const f = Deno.openSync(p, { write: true, create: onTmpfs });
+          try {
+            f.writeSync(enc.encode(s.value === "" ? "\n" : s.value));
+          } finally {
+            f.close();
+          }
+          break;
         }
-        break;
       }
+    };
+    try {
+      call();
+    } catch (e) {
+      if (!onTmpfs || !(e instanceof Deno.errors.NotFound)) throw e;
+      Deno.mkdirSync(p.slice(0, p.lastIndexOf("/")), { recursive: true });
+      call();
     }
   }
   return (performance.now() - t0) / 1000;
@@ -227,6 +248,48 @@ function printTable(file: string): void {
       `  ${op.padEnd(9)} ${e(a.net, b.net)}  ${e(a.wall, b.wall)}  ${e(a.floor, b.floor)}`,
     );
   }
+}
+
+/**
+ * `up` of SPEC from empty in one fresh process, each part's milliseconds in order (the modules
+ * loaded first, not timed): its parse, its validation (without the devices), the derived
+ * identities hashed ahead (not with `--one-by-one`: the plan then derives them one by one), the
+ * plan, the report; then the plan's calls on a plain file system under DIR (tmpfs: see calls),
+ * which it empties. The same code natively and in the lab guest tells how much slower the
+ * emulator runs each side (docs/benchmarks.md, "Target at scale").
+ */
+async function cold(args: string[]): Promise<void> {
+  const [file, dir] = args;
+  const { parseSpecText, validateSpec } = await import("../../../src/target/spec.ts");
+  const { identitiesToDerive, planUp } = await import("../../../src/target/plan.ts");
+  const { hashAhead } = await import("../../../src/target/identity.ts");
+  const { planResult, planText, specCounts } = await import("../../../src/target/report.ts");
+  const text = Deno.readTextFileSync(file);
+  const empty = { hosts: [], subsystems: [], ports: [] };
+  const out: Record<string, number | string> = {};
+  let t = performance.now();
+  const lap = (what: string) => {
+    const now = performance.now();
+    out[what] = +(now - t).toFixed(2);
+    t = now;
+  };
+  const spec = validateSpec(await parseSpecText(text, file), { checkFiles: false });
+  lap("parse+validate");
+  if (!args.includes("--one-by-one")) await hashAhead(identitiesToDerive(empty, spec));
+  lap("hash ahead");
+  const steps = planUp(empty, spec, { prune: false });
+  lap("plan");
+  planText("apply", "No changes")(planResult(steps, { dryRun: false, summary: specCounts(spec) }));
+  lap("report");
+  try {
+    Deno.removeSync(dir, { recursive: true });
+  } catch {
+    // not there
+  }
+  for (const top of ["", "/hosts", "/subsystems", "/ports"]) Deno.mkdirSync(dir + top);
+  out["calls on tmpfs"] = +(calls(steps, dir, true) * 1000).toFixed(2);
+  Deno.removeSync(dir, { recursive: true });
+  console.log(JSON.stringify({ steps: steps.length, ...out }));
 }
 
 /** The parts of a no-op `target up -f FILE` (src/target/up.ts), timed in order on the live tree. */
@@ -413,9 +476,12 @@ if (import.meta.main) {
     case "phases":
       await phases(args[0]);
       break;
+    case "cold":
+      await cold(args);
+      break;
     default:
       console.error(
-        "usage: scale.ts spec S H N [--extra-host] [--drop-last] [--addr A] | replay PLAN.json | read | empty | table FILE | plan K… | phases SPEC",
+        "usage: scale.ts spec S H N [--extra-host] [--drop-last] [--addr A] | replay PLAN.json | read | empty | table FILE | plan K… | phases SPEC | cold SPEC DIR [--one-by-one]",
       );
       Deno.exit(2);
   }

@@ -1,10 +1,12 @@
 /**
  * SHA-256 (FIPS 180-4), synchronous, in TypeScript: the names nvmeof derives from text (a
- * subsystem's serial and a namespace's UUID, key file names). The platform has two others and
- * neither fits: WebCrypto's digest is asynchronous, and planning, which derives serials and UUIDs,
- * is not; `node:crypto` starts Deno's Node compatibility, which in the lab guest added 0.4 s to
- * every target command's start-up (0.7 s when it is the first Node module loaded) for a few
- * hashes of short names (docs/benchmarks.md, "Start-up of the target commands").
+ * subsystem's serial and a namespace's UUID, key file names). The platform has two others.
+ * WebCrypto's digest is asynchronous, and planning, which derives serials and UUIDs, is not, so
+ * `target up` hashes with it, ahead of the plan, what the plan will derive (identity.ts,
+ * hashAhead), and the rest is hashed here. `node:crypto` starts Deno's Node compatibility, which in
+ * the lab guest added 0.4 s to every target command's start-up (0.7 s when it is the first Node
+ * module loaded) for a few hashes of short names (docs/benchmarks.md, "Start-up of the target
+ * commands").
  */
 
 // deno-fmt-ignore

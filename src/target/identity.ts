@@ -55,13 +55,12 @@ export interface ToDerive {
 
 /**
  * Hashes WANTED's identities ahead, all at once, with the platform's SHA-256 (WebCrypto), so that
- * derivedSerial and derivedNamespaceUuid find them. Planning is synchronous and derives them one
- * by one; the SHA-256 in TypeScript runs in V8's interpreter until V8 compiles it, which costs an
- * `up` from empty more than applying its plan does at 4 subsystems per 16 namespaces (80 hashes:
- * 5-9 ms natively, 90 ms in the lab guest, against 2-3 ms and 30 ms at once here;
- * docs/benchmarks.md, "Target at scale"). The digests are the same bytes, so anything not hashed
- * ahead is still derived, the same, when asked for. Returns how many it hashed (none already
- * hashed ahead and not yet taken).
+ * derivedSerial and derivedNamespaceUuid find them. Planning is synchronous and would derive them
+ * one by one with the SHA-256 in TypeScript, run by V8's interpreter until V8 compiles it: the 80
+ * of a 16-subsystem spec took 5-9 ms natively and 90 ms in the lab guest that way, 2-3 ms and 30 ms
+ * at once here (docs/benchmarks.md, "Target at scale", pass 21). The digests are the same bytes,
+ * so one not hashed ahead is still derived, the same, when asked for. Returns how many it hashed
+ * (none that is already hashed ahead and not yet taken).
  */
 export async function hashAhead(wanted: ToDerive): Promise<number> {
   const texts = [

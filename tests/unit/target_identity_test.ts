@@ -21,6 +21,25 @@ function spec(uuid?: string): TargetSpec {
 
 const EMPTY = { hosts: [], subsystems: [], ports: [] } as unknown as LiveTree;
 
+/** A live tree holding NQN, with a serial, and its namespace 1 with a UUID. */
+const LIVE_NS1 = {
+  hosts: [],
+  ports: [],
+  subsystems: [{
+    nqn: NQN,
+    attr: { allow_any_host: "1", serial: "0123456789abcdef    " },
+    hosts: [],
+    namespaces: [{
+      name: "1",
+      nsid: 1,
+      device_path: "/dev/vdb",
+      device_uuid: "11111111-2222-4333-8444-555555555555",
+      device_nguid: "00000000-0000-0000-0000-000000000000",
+      enable: true,
+    }],
+  }],
+} as unknown as LiveTree;
+
 Deno.test("a new subsystem and namespace get a serial and UUID that are the same on every boot", () => {
   const serial = derivedSerial(NQN);
   assert.match(serial, /^[0-9a-f]{20}$/);
@@ -50,22 +69,7 @@ Deno.test("a UUID the spec names wins; an existing namespace and subsystem keep 
   assert.ok(
     steps.some((s) => s.path.endsWith("device_uuid") && (s as { value: string }).value === named),
   );
-  const live = {
-    hosts: [],
-    ports: [],
-    subsystems: [{
-      nqn: NQN,
-      attr: { allow_any_host: "1", serial: "0123456789abcdef    " },
-      hosts: [],
-      namespaces: [{
-        nsid: 1,
-        device_path: "/dev/vdb",
-        device_uuid: "11111111-2222-4333-8444-555555555555",
-        device_nguid: "00000000-0000-0000-0000-000000000000",
-        enable: true,
-      }],
-    }],
-  } as unknown as LiveTree;
+  const live = LIVE_NS1;
   const again = planUp(live, spec());
   assert.ok(!again.some((s) => /device_uuid|attr_serial/.test(s.path)), JSON.stringify(again));
 });
@@ -108,23 +112,7 @@ Deno.test("what a plan will derive: a new subsystem's serial and new namespaces'
     serials: [NQN],
     namespaces: [[NQN, 1], [NQN, 2]],
   });
-  const live = {
-    hosts: [],
-    ports: [],
-    subsystems: [{
-      nqn: NQN,
-      attr: { allow_any_host: "1", serial: "0123456789abcdef    " },
-      hosts: [],
-      namespaces: [{
-        name: "1",
-        nsid: 1,
-        device_path: "/dev/vdb",
-        device_uuid: "",
-        device_nguid: "",
-        enable: true,
-      }],
-    }],
-  } as unknown as LiveTree;
+  const live = LIVE_NS1;
   assert.deepEqual(identitiesToDerive(live, two), { serials: [], namespaces: [[NQN, 2]] });
   // Hashed ahead or not, the plan is the same.
   const without = planUp(EMPTY, two);

@@ -90,38 +90,44 @@ function calls(steps: Step[], root: string, onTmpfs = false): number {
   const t0 = performance.now();
   for (const s of steps) {
     const p = `${root}/${s.path}`;
-    const call = () => {
-      switch (s.op) {
-        case "mkdir":
-          Deno.mkdirSync(p);
-          break;
-        case "rmdir":
-        case "unlink":
-          Deno.removeSync(p);
-          break;
-        case "link":
-          Deno.symlinkSync(`${root}/${s.target}`, p);
-          break;
-        case "write": {
-          const f = Deno.openSync(p, { write: true, create: onTmpfs });
-          try {
-            f.writeSync(enc.encode(s.value === "" ? "\n" : s.value));
-          } finally {
-            f.close();
-          }
-          break;
-        }
-      }
-    };
+    if (!onTmpfs) {
+      call(s, p, root, false);
+      continue;
+    }
     try {
-      call();
+      call(s, p, root, true);
     } catch (e) {
-      if (!onTmpfs || !(e instanceof Deno.errors.NotFound)) throw e;
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
       Deno.mkdirSync(p.slice(0, p.lastIndexOf("/")), { recursive: true });
-      call();
+      call(s, p, root, true);
     }
   }
   return (performance.now() - t0) / 1000;
+}
+
+/** Step S's one call on path P (under ROOT); a write creates its file when CREATE. */
+function call(s: Step, p: string, root: string, create: boolean): void {
+  switch (s.op) {
+    case "mkdir":
+      Deno.mkdirSync(p);
+      break;
+    case "rmdir":
+    case "unlink":
+      Deno.removeSync(p);
+      break;
+    case "link":
+      Deno.symlinkSync(`${root}/${s.target}`, p);
+      break;
+    case "write": {
+      const f = Deno.openSync(p, { write: true, create });
+      try {
+        f.writeSync(enc.encode(s.value === "" ? "\n" : s.value));
+      } finally {
+        f.close();
+      }
+      break;
+    }
+  }
 }
 
 function readAll(): number {

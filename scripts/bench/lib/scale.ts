@@ -256,6 +256,20 @@ function printTable(file: string): void {
   }
 }
 
+/** Laps of one clock: each lap(WHAT) adds [WHAT, the milliseconds since the last lap or the start]. */
+function stopwatch(): { laps: [string, number][]; lap: (what: string) => void } {
+  const laps: [string, number][] = [];
+  let t = performance.now();
+  return {
+    laps,
+    lap(what: string) {
+      const now = performance.now();
+      laps.push([what, now - t]);
+      t = now;
+    },
+  };
+}
+
 /**
  * `up` of SPEC from empty in one fresh process, each part's milliseconds in order (the modules
  * loaded first, not timed): its parse, its validation (without the devices), the derived
@@ -272,13 +286,7 @@ async function cold(args: string[]): Promise<void> {
   const { planResult, planText, specCounts } = await import("../../../src/target/report.ts");
   const text = Deno.readTextFileSync(file);
   const empty = { hosts: [], subsystems: [], ports: [] };
-  const out: Record<string, number | string> = {};
-  let t = performance.now();
-  const lap = (what: string) => {
-    const now = performance.now();
-    out[what] = +(now - t).toFixed(2);
-    t = now;
-  };
+  const { laps, lap } = stopwatch();
   const spec = validateSpec(await parseSpecText(text, file), { checkFiles: false });
   lap("parse+validate");
   if (!args.includes("--one-by-one")) await hashAhead(identitiesToDerive(empty, spec));
@@ -293,20 +301,15 @@ async function cold(args: string[]): Promise<void> {
     // not there
   }
   for (const top of ["", "/hosts", "/subsystems", "/ports"]) Deno.mkdirSync(dir + top);
-  out["calls on tmpfs"] = +(calls(steps, dir, true) * 1000).toFixed(2);
+  laps.push(["calls on tmpfs", calls(steps, dir, true) * 1000]);
   Deno.removeSync(dir, { recursive: true });
-  console.log(JSON.stringify({ steps: steps.length, ...out }));
+  const ms = Object.fromEntries(laps.map(([what, t]) => [what, +t.toFixed(2)]));
+  console.log(JSON.stringify({ steps: steps.length, ...ms }));
 }
 
 /** The parts of a no-op `target up -f FILE` (src/target/up.ts), timed in order on the live tree. */
 async function phases(file: string): Promise<void> {
-  const out: [string, number][] = [];
-  let t = performance.now();
-  const lap = (what: string) => {
-    const now = performance.now();
-    out.push([what, now - t]);
-    t = now;
-  };
+  const { laps: out, lap } = stopwatch();
   const { loadSpecFile, parseSpecText, validateSpec } = await import(
     "../../../src/target/spec.ts"
   );

@@ -70,6 +70,14 @@ const OTHER_NUMBER = new RegExp(
     /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
   ].map((r) => `(?:${r.source})`).join("|"),
 );
+/**
+ * Where a plain scalar ends, matched from its start (sticky): before a comment (a space and '#')
+ * or at the line's end; in a flow collection also at ',', ']' or '}', and at '[' or '{', which
+ * the subset leaves out. One match, not a loop over its characters in V8's interpreter: a spec's
+ * scalars are mostly NQNs of 30-50 characters.
+ */
+const BLOCK_PLAIN = /(?:[^ ]| (?!#))*/y;
+const FLOW_PLAIN = /(?:[^ ,[\]{}]| (?!#))*/y;
 /** Characters that cannot start a plain scalar (or start something the reader leaves out). */
 const NOT_PLAIN_START = new Set([..."&*!|>%@`?:,[]{}#'\""]);
 
@@ -86,7 +94,10 @@ export function readPlainYaml(text: string, keys: TextKeys): unknown | typeof OU
   if (FORBIDDEN.test(text)) return OUTSIDE;
   const lines: Line[] = [];
   // Past FORBIDDEN the only white space is the space, so trimming takes spaces and nothing else.
-  for (const raw of text.split("\n")) {
+  // Indexed: for-of runs the array iterator in V8's interpreter, once per line.
+  const raws = text.split("\n");
+  for (let n = 0; n < raws.length; n++) {
+    const raw = raws[n];
     const body = raw.trimStart();
     if (body === "" || body.startsWith("#")) continue;
     const indent = raw.length - body.length;
@@ -150,7 +161,7 @@ class Reader {
     while (this.#i < this.lines.length) {
       const line = this.lines[this.#i];
       if (line.indent !== indent) break;
-      const [key, at] = keyAt(line.text, 0, false) ?? outside();
+      const { key, at } = keyAt(line.text, 0, false) ?? outside();
       if (Object.hasOwn(out, key)) outside();
       this.#i++;
       const rest = line.text.slice(at);
@@ -185,24 +196,28 @@ class Reader {
 /**
  * The key at TEXT[AT] (a plain word, or a quoted scalar) followed by ':' and a space or the line's
  * end (in a flow mapping, after a quoted key, no space is needed), and where its value starts; null
- * when TEXT has no such key there.
+ * when TEXT has no such key there. Results are objects, not pairs: destructuring a pair runs the
+ * array iterator, which V8's interpreter does not shortcut, and the reader runs in it.
  */
-function keyAt(text: string, at: number, flow: boolean): [string, number] | null {
+function keyAt(text: string, at: number, flow: boolean): { key: string; at: number } | null {
   let key: string, end: number;
-  if (text[at] === '"' || text[at] === "'") {
-    const [value, after] = scalar(text, at, false, flow);
-    [key, end] = [value as string, after];
+  const q = text[at];
+  if (q === '"' || q === "'") {
+    const quoted = scalar(text, at, false, flow);
+    key = quoted.value as string;
+    end = quoted.end;
     if (text[end] !== ":" || (text[end + 1] !== " " && end + 1 < text.length && !flow)) return null;
   } else {
     const word = wordAt(text, at);
     if (word === undefined || typed(word)) return null;
-    [key, end] = [word, at + word.length];
+    key = word;
+    end = at + word.length;
     if (text[end] !== ":" || (end + 1 < text.length && text[end + 1] !== " ")) return null;
   }
   if (key === "__proto__") outside();
   let i = end + 1;
   while (text[i] === " ") i++;
-  return [key, i];
+  return { key, at: i };
 }
 
 /** The word (WORD) that starts at TEXT[AT], if one does. */
@@ -221,7 +236,7 @@ function isItem(text: string): boolean {
  */
 function inline(text: string, keys: TextKeys, keepText: boolean, list = false): unknown {
   if (text[0] === "{" || text[0] === "[") return flow(text, keys, list);
-  const [value, end] = scalar(text, 0, keepText, false);
+  const { value, end } = scalar(text, 0, keepText, false);
   if (end < text.length && !TRAILER.test(text.slice(end))) outside();
   return value;
 }
@@ -230,38 +245,40 @@ function inline(text: string, keys: TextKeys, keepText: boolean, list = false): 
  * The scalar at TEXT[AT]: its value and where it ends. In a flow collection (FLOW) a plain scalar
  * ends at ',', ']' or '}'; in a block, at a comment or the line's end.
  */
-function scalar(text: string, at: number, keepText: boolean, flow: boolean): [unknown, number] {
+function scalar(
+  text: string,
+  at: number,
+  keepText: boolean,
+  flow: boolean,
+): { value: unknown; end: number } {
   const q = text[at];
   if (q === '"') {
     const close = text.indexOf('"', at + 1);
     const inner = close < 0 ? outside() : text.slice(at + 1, close);
     if (inner.includes("\\")) outside();
-    return [inner, close + 1];
+    return { value: inner, end: close + 1 };
   }
   if (q === "'") {
     let out = "";
     for (let i = at + 1; i < text.length; i++) {
       if (text[i] !== "'") out += text[i];
       else if (text[i + 1] === "'") out += text[i++];
-      else return [out, i + 1];
+      else return { value: out, end: i + 1 };
     }
     outside();
   }
   if (NOT_PLAIN_START.has(q) || (q === "-" && (text.length === at + 1 || text[at + 1] === " "))) {
     outside();
   }
-  let end = at;
-  while (end < text.length) {
-    const c = text[end];
-    if (c === "#" && text[end - 1] === " ") break;
-    if (flow && (c === "," || c === "]" || c === "}")) break;
-    if (flow && (c === "[" || c === "{")) outside();
-    end++;
-  }
+  const extent = flow ? FLOW_PLAIN : BLOCK_PLAIN;
+  extent.lastIndex = at;
+  extent.test(text);
+  const end = extent.lastIndex;
+  if (flow && (text[end] === "[" || text[end] === "{")) outside();
   const plain = text.slice(at, end).trimEnd();
   // "a: b" on a value's line is a nested mapping (an error), "a:" likewise: the library says so.
   if (plain === "" || plain.includes(": ") || plain.endsWith(":")) outside();
-  return [resolve(plain, keepText), end];
+  return { value: resolve(plain, keepText), end };
 }
 
 /** A plain scalar's value in the core schema; KEEP_TEXT keeps numbers and booleans as written. */
@@ -286,13 +303,13 @@ function flow(text: string, keys: TextKeys, list: boolean): unknown {
   if (text[i] === close) return endOfFlow(text, i + 1, isMap ? map : seq);
   for (;;) {
     if (isMap) {
-      const [key, at] = keyAt(text, i, true) ?? outside();
+      const { key, at } = keyAt(text, i, true) ?? outside();
       if (Object.hasOwn(map, key) || at === text.length) outside();
-      const [value, end] = scalar(text, at, keys.scalar.has(key), true);
+      const { value, end } = scalar(text, at, keys.scalar.has(key), true);
       map[key] = value;
       i = end;
     } else {
-      const [value, end] = scalar(text, i, list, true);
+      const { value, end } = scalar(text, i, list, true);
       seq.push(value);
       i = end;
     }

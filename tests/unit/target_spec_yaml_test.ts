@@ -346,6 +346,25 @@ Deno.test("the plain reader takes a spec of 64 subsystems, 512 hosts and 256 nam
   assert.ok(await agrees(lines.join("\n") + "\n"));
 });
 
+Deno.test("the plain reader reads a value with a comment after it, as the library does", async () => {
+  const text = [
+    "hosts:",
+    "  - nqn: nqn.x:h1 # rack 3",
+    "subsystems:",
+    "  - nqn: nqn.x:s1  #  two spaces before",
+    "    hosts: [nqn.x:h1] # flow, then a comment",
+    "    model: a b # a space inside the value",
+    "    namespaces:",
+    "      - {nsid: 1, device: /dev/nullb0}   # after a flow mapping",
+    "      - nsid: 2 #",
+    "        device: /dev/nullb#1 # '#' inside the value",
+  ].join("\n") + "\n";
+  assert.notEqual(readPlainYaml(text, KEYS), OUTSIDE);
+  assert.ok(await agrees(text));
+  // A comment inside a one-line flow runs to the line's end and leaves it open: the library's error.
+  assert.equal(readPlainYaml("hosts: [a # b]\n", KEYS), OUTSIDE);
+});
+
 Deno.test("the plain reader leaves to the library what it does not read, errors included", async () => {
   for (
     const text of [

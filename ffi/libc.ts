@@ -31,12 +31,8 @@ export const LIBC_SYMBOLS = {
   readdir: { parameters: ["pointer"], result: "pointer" },
   /** int closedir(DIR *dirp); */
   closedir: { parameters: ["pointer"], result: "i32" },
-  /** int mkdir(const char *pathname, mode_t mode); */
-  mkdir: { parameters: ["buffer", "u32"], result: "i32" },
   /** int rmdir(const char *pathname); */
   rmdir: { parameters: ["buffer"], result: "i32" },
-  /** int symlink(const char *target, const char *linkpath); */
-  symlink: { parameters: ["buffer", "buffer"], result: "i32" },
   /** int unlink(const char *pathname); */
   unlink: { parameters: ["buffer"], result: "i32" },
   /** ssize_t readlink(const char *pathname, char *buf, size_t bufsiz); */

@@ -7,8 +7,9 @@
  */
 import { ENOENT, ENOTDIR } from "../errno.ts";
 import { errnoOf } from "../errors.ts";
-import { listDir, readAttribute, readAttributeIf, writeText } from "../host/kfs.ts";
-import { fileKind, makeDir, makeLink, readLinkText, removeDir, removeLink } from "./libc_fs.ts";
+import { listDir, readAttribute, readAttributeIf } from "../host/kfs.ts";
+import { makeDir, makeLink, writeAttribute } from "./deno_fs.ts";
+import { fileKind, readLinkText, removeDir, removeLink } from "./libc_fs.ts";
 
 /** Synchronous configfs operations, relative to one nvmet root. */
 export interface ConfigfsIo {
@@ -136,9 +137,10 @@ export class DirectoryConfigfs implements ConfigfsIo {
 }
 
 /**
- * The kernel's nvmet configfs at `root`, through libc (see native.ts). An attribute is written
- * with one write(2) and no O_TRUNC/O_CREAT, as configfs wants; links get absolute targets, as
- * nvmetcli and the kernel documentation make them.
+ * The kernel's nvmet configfs at `root`: what builds the tree (mkdir, symlink, write) through
+ * Deno's file API (deno_fs.ts), the rest through libc (libc_fs.ts, host/kfs.ts). An attribute is
+ * written with one write(2) and no O_TRUNC/O_CREAT, as configfs wants; links get absolute
+ * targets, as nvmetcli and the kernel documentation make them.
  */
 export class KernelConfigfs implements ConfigfsIo {
   readonly root: string;
@@ -169,7 +171,7 @@ export class KernelConfigfs implements ConfigfsIo {
 
   write(path: string, value: string): void {
     // One write(2); an empty value is written as a newline (a zero-length write sets nothing).
-    writeText(abs(this.root, path), value === "" ? "\n" : value);
+    writeAttribute(abs(this.root, path), value === "" ? "\n" : value);
   }
 
   mkdir(path: string): void {

@@ -1,5 +1,6 @@
 /**
- * Path operations on kernel pseudo file systems (configfs, sysfs, /dev) through libc.
+ * Path operations on kernel pseudo file systems (configfs, sysfs, /dev) through libc; the calls
+ * that build a configfs tree are in deno_fs.ts.
  *
  * Deno refuses every path under /sys, /dev and /proc without --allow-all, whatever
  * --allow-read/--allow-write say; nvmeof has the FFI permission, so these calls go to libc. On
@@ -39,19 +40,9 @@ export function fileKind(
   return "other";
 }
 
-/** mkdir(2) with mode 0755. */
-export function makeDir(path: string): void {
-  if (libc().mkdir(cString(path), 0o755) !== 0) fail("mkdir", path, errno());
-}
-
 /** rmdir(2). */
 export function removeDir(path: string): void {
   if (libc().rmdir(cString(path)) !== 0) fail("rmdir", path, errno());
-}
-
-/** symlink(2): creates `linkPath` pointing at `target`. */
-export function makeLink(target: string, linkPath: string): void {
-  if (libc().symlink(cString(target), cString(linkPath)) !== 0) fail("symlink", linkPath, errno());
 }
 
 /** unlink(2). */

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { KernelConfigfs } from "../../src/configfs/io.ts";
 import { fileKind } from "../../src/configfs/libc_fs.ts";
 import { STAT } from "../../ffi/libc.ts";
+import { ENOENT } from "../../src/errno.ts";
+import { NativeError } from "../../src/errors.ts";
 import { tempDir } from "../helpers.ts";
 
 Deno.test("the libc configfs I/O makes, links, lists, reads and removes like the kernel tree needs", async () => {
@@ -24,6 +26,32 @@ Deno.test("the libc configfs I/O makes, links, lists, reads and removes like the
   io.unlink("ports/1/s1");
   io.rmdir("ports/1");
   assert.equal(io.exists("ports/1"), false);
+});
+
+Deno.test("the configfs I/O's refusals name the C call and errno, whichever API made the call", async () => {
+  await using t = await tempDir();
+  const io = new KernelConfigfs(t.path);
+  io.mkdir("s1");
+  // configfs attributes are never created: a write to a missing one fails and makes nothing.
+  const missing = (() => {
+    try {
+      io.write("s1/attr_none", "1");
+    } catch (err) {
+      return err;
+    }
+  })();
+  assert.ok(missing instanceof NativeError);
+  assert.equal(missing.errno, ENOENT);
+  assert.match(missing.message, /^write\('.*\/s1\/attr_none'\) failed: ENOENT \(2\)\.$/);
+  assert.equal(fileKind(`${t.path}/s1/attr_none`), undefined);
+  assert.throws(() => io.write("s1", "1"), /write\('.*\/s1'\) failed: EISDIR \(21\)/);
+  assert.throws(() => io.mkdir("none/s2"), /mkdir\('.*\/none\/s2'\) failed: ENOENT \(2\)/);
+  io.link("l1", "s1");
+  assert.throws(() => io.link("l1", "s1"), /symlink\('.*\/l1'\) failed: EEXIST \(17\)/);
+  // A write replaces the attribute's value (O_TRUNC, as `echo 1 >attr` opens it).
+  Deno.writeTextFileSync(`${t.path}/s1/attr_model`, "longer old value\n");
+  io.write("s1/attr_model", "new");
+  assert.equal(io.read("s1/attr_model"), "new");
 });
 
 Deno.test("fileKind tells regular files, directories and character devices apart", () => {

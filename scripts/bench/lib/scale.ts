@@ -118,15 +118,10 @@ function call(s: Step, p: string, root: string, create: boolean): void {
     case "link":
       Deno.symlinkSync(`${root}/${s.target}`, p);
       break;
-    case "write": {
-      const f = Deno.openSync(p, { write: true, create });
-      try {
-        f.writeSync(enc.encode(s.value === "" ? "\n" : s.value));
-      } finally {
-        f.close();
-      }
+    case "write":
+      // One call, as nvmeof's writeAttribute (src/configfs/deno_fs.ts) makes it.
+      Deno.writeFileSync(p, enc.encode(s.value === "" ? "\n" : s.value), { create });
       break;
-    }
   }
 }
 

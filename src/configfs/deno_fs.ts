@@ -3,8 +3,9 @@
  * API; libc_fs.ts and host/kfs.ts do everything else through libc.
  *
  * Why: an apply makes these calls by the hundred, and a process's first call of a C function
- * through FFI binds it: in the lab guest, binding mkdir, write and symlink cost `target up` from
- * empty 22-32 ms, a third of its net at 1x, which Deno's file calls (bound at start-up) do not pay.
+ * through FFI binds it: in the lab guest, binding mkdir, write, close and symlink cost `target up`
+ * from empty 22-32 ms, a third of its net at 1x, which Deno's file calls (bound at start-up) do
+ * not pay.
  * Reads stay on libc: a miss is a thrown error in Deno's API, ten times dearer than a failed
  * open(2), and a big tree's read meets hundreds (docs/benchmarks.md, "libc or Deno's file API").
  *

@@ -139,8 +139,8 @@ export class DirectoryConfigfs implements ConfigfsIo {
 /**
  * The kernel's nvmet configfs at `root`: what builds the tree (mkdir, symlink, write) through
  * Deno's file API (deno_fs.ts), the rest through libc (libc_fs.ts, host/kfs.ts). An attribute is
- * written with one write(2) and no O_TRUNC/O_CREAT, as configfs wants; links get absolute
- * targets, as nvmetcli and the kernel documentation make them.
+ * written with one write(2), never created (no O_CREAT); links get absolute targets, as nvmetcli
+ * and the kernel documentation make them.
  */
 export class KernelConfigfs implements ConfigfsIo {
   readonly root: string;

@@ -6,7 +6,7 @@ import { ENOENT } from "../../src/errno.ts";
 import { NativeError } from "../../src/errors.ts";
 import { tempDir } from "../helpers.ts";
 
-Deno.test("the libc configfs I/O makes, links, lists, reads and removes like the kernel tree needs", async () => {
+Deno.test("the kernel configfs I/O makes, links, lists, reads and removes like the kernel tree needs", async () => {
   await using t = await tempDir();
   const io = new KernelConfigfs(t.path);
   io.mkdir("subsystems");

@@ -114,11 +114,14 @@ export class NativeError extends FailureError {
 }
 
 /**
- * Maps a Deno filesystem error to its errno, or undefined when it has none. Deno sets `code`
- * (e.g. "ENOENT") on its errors; the classes cover the common ones.
+ * Maps a Deno filesystem error to its errno, or undefined when it has none. Deno's message of an
+ * OS error carries its number ("… (os error 99): …"), whatever errno it is; it also sets `code`
+ * (e.g. "ENOENT") on the errors it knows; the classes cover the common ones.
  */
 export function errnoOf(err: unknown): number | undefined {
   if (!(err instanceof Error)) return undefined;
+  const os = /\(os error (\d+)\)/.exec(err.message);
+  if (os) return Number(os[1]);
   const code = (err as { code?: unknown }).code;
   if (typeof code === "string") {
     for (const [num, name] of Object.entries(ERRNO_NAMES)) {

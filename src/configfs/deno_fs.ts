@@ -9,26 +9,19 @@
  * Reads stay on libc: a miss is a thrown error in Deno's API, ten times dearer than a failed
  * open(2), and a big tree's read meets hundreds (docs/benchmarks.md, "libc or Deno's file API").
  *
- * Failures throw NativeError with the C function and errno, with the message libc_fs.ts gives,
- * so a refusal reads the same whichever way the call went.
+ * Failures throw NativeError with the C function and errno through libc_fs.ts's `fail`, so a
+ * refusal reads the same whichever way the call went.
  */
-import { errnoName, errnoOf, NativeError } from "../errors.ts";
+import { errnoOf } from "../errors.ts";
+import { fail } from "./libc_fs.ts";
 
 const encoder = new TextEncoder();
 
-/** The errno of a Deno file error: its message's "(os error N)", or its code. */
-function errnoOfDeno(err: unknown): number | undefined {
-  const m = err instanceof Error ? /\(os error (\d+)\)/.exec(err.message) : null;
-  return m ? Number(m[1]) : errnoOf(err);
-}
-
+/** Rethrows Deno's error ERR of the call FN on PATH as libc_fs.ts would report it. */
 function rethrow(fn: string, path: string, err: unknown): never {
-  const e = errnoOfDeno(err);
+  const e = errnoOf(err);
   if (e === undefined) throw err;
-  throw new NativeError(fn, e, {
-    message: `${fn}('${path}') failed: ${errnoName(e)} (${e}).`,
-    cause: err,
-  });
+  fail(fn, path, e, err);
 }
 
 /** mkdir(2) with mode 0755 (less the umask, as libc's). */

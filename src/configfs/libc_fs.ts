@@ -3,8 +3,9 @@
  * that build a configfs tree are in deno_fs.ts.
  *
  * Deno refuses every path under /sys, /dev and /proc without --allow-all, whatever
- * --allow-read/--allow-write say; nvmeof has the FFI permission, so these calls go to libc. On
- * ordinary files they behave the same. Failures throw NativeError with the C function and errno.
+ * --allow-read/--allow-write say; nvmeof has the FFI permission, so these calls go to libc, where
+ * a miss is a return value and not a thrown error (deno_fs.ts says why the building calls do not).
+ * On ordinary files they behave the same. Failures throw NativeError with the C function and errno.
  */
 import {
   cString,
@@ -19,8 +20,12 @@ import {
 } from "../../ffi/libc.ts";
 import { errnoName, NativeError } from "../errors.ts";
 
-function fail(fn: string, path: string, e: number): never {
-  throw new NativeError(fn, e, { message: `${fn}('${path}') failed: ${errnoName(e)} (${e}).` });
+/** Throws the NativeError of C function FN failing on PATH with errno E (CAUSE: what reported it). */
+export function fail(fn: string, path: string, e: number, cause?: unknown): never {
+  throw new NativeError(fn, e, {
+    message: `${fn}('${path}') failed: ${errnoName(e)} (${e}).`,
+    cause,
+  });
 }
 
 /** The kind of file at a path, without following a final symlink (`lstat`), or undefined. */

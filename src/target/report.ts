@@ -61,23 +61,33 @@ export const PLAN_LINES_SHOWN = 40;
 /** The steps a summarised plan still lists, from its start. */
 const SUMMARY_HEAD = 10;
 
-/** What a step's path names: "host", "namespace", "allowed host", "attribute", … */
+/** The kinds of object a path of two segments names, by its first ("hosts/NQN": host). */
+const TOP_KIND: Record<string, string> = { hosts: "host", subsystems: "subsystem", ports: "port" };
+/** The kinds of object a path of four segments names, by its first and third. */
+const CHILD_KIND: Record<string, string> = {
+  "subsystems/namespaces": "namespace",
+  "subsystems/allowed_hosts": "allowed host",
+  "ports/subsystems": "port link",
+  "ports/ana_groups": "ANA group",
+  "ports/referrals": "referral",
+};
+
+/**
+ * What a step's path names: "host", "namespace", "allowed host", "attribute", … Found from where
+ * its slashes are, without splitting the path: a summarised plan asks it of every step.
+ */
 function stepObject(s: Step): string {
-  const p = s.path.split("/");
   if (s.op === "write") return "attribute";
-  if (p[0] === "hosts" && p.length === 2) return "host";
-  if (p[0] === "subsystems") {
-    if (p.length === 2) return "subsystem";
-    if (p[2] === "namespaces" && p.length === 4) return "namespace";
-    if (p[2] === "allowed_hosts" && p.length === 4) return "allowed host";
-  }
-  if (p[0] === "ports") {
-    if (p.length === 2) return "port";
-    if (p[2] === "subsystems" && p.length === 4) return "port link";
-    if (p[2] === "ana_groups" && p.length === 4) return "ANA group";
-    if (p[2] === "referrals" && p.length === 4) return "referral";
-  }
-  return "other";
+  const p = s.path;
+  const a = p.indexOf("/");
+  if (a < 0) return "other";
+  const b = p.indexOf("/", a + 1);
+  const top = p.slice(0, a);
+  if (b < 0) return Object.hasOwn(TOP_KIND, top) ? TOP_KIND[top] : "other";
+  const c = p.indexOf("/", b + 1);
+  if (c < 0 || p.indexOf("/", c + 1) >= 0) return "other";
+  const child = `${top}/${p.slice(b + 1, c)}`;
+  return Object.hasOwn(CHILD_KIND, child) ? CHILD_KIND[child] : "other";
 }
 
 const OP_WORDS: Record<Step["op"], string> = {
@@ -94,10 +104,11 @@ const OP_WORDS: Record<Step["op"], string> = {
  */
 export function planSummary(steps: Step[]): string[] {
   const byOp = new Map<Step["op"], Map<string, number>>();
-  for (const s of steps) {
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i];
     const kind = s.op === "write" ? s.path.slice(s.path.lastIndexOf("/") + 1) : stepObject(s);
-    const counts = byOp.get(s.op) ?? new Map<string, number>();
-    byOp.set(s.op, counts);
+    let counts = byOp.get(s.op);
+    if (counts === undefined) byOp.set(s.op, counts = new Map());
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
   }
   return [...byOp].map(([op, counts]) => {

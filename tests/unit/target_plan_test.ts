@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { readTree } from "../../src/configfs/nvmet.ts";
 import { applyPlan } from "../../src/target/apply.ts";
-import { describeStep, planDown, planUp, type Step } from "../../src/target/plan.ts";
+import { describeStep, planDown, planUp, type Step, stepData } from "../../src/target/plan.ts";
+import { planSummary } from "../../src/target/report.ts";
 import { validateSpec } from "../../src/target/spec.ts";
 import { devices, HOST1, HOST2, standin, SUB1, SUB2, twoSubsystemSpec } from "./target_fixtures.ts";
 
@@ -216,6 +217,44 @@ Deno.test("describeStep shows each step as one line, with the old value and neve
       "unlink ports/1/subsystems/s",
     ],
   );
+});
+
+Deno.test("a step's data is its JSON with a secret masked, and a summary names each kind of object", () => {
+  const steps: Step[] = [
+    mkdir("hosts/h"),
+    mkdir("subsystems/s"),
+    mkdir("subsystems/s/namespaces/1"),
+    mkdir("ports/1"),
+    mkdir("ports/1/ana_groups/2"),
+    mkdir("ports/1/referrals/r"),
+    mkdir("ports/1/subsystems"),
+    mkdir("subsystems/s/namespaces/1/x"),
+    mkdir("nvmet"),
+    { op: "write", path: "subsystems/s/namespaces/1/device_uuid", value: "u", old: undefined },
+    write("ports/1/addr_traddr", "10.0.0.2", "10.0.0.1"),
+    { op: "write", path: "hosts/h/dhchap_key", value: "DHHC-1:00:x:", old: "y", secret: true },
+    link("subsystems/s/allowed_hosts/h", "hosts/h"),
+    link("ports/1/subsystems/s", "subsystems/s"),
+    { op: "rmdir", path: "ports/1/referrals/r" },
+    unlink("ports/1/subsystems/s", "subsystems/s"),
+  ];
+  assert.deepEqual(JSON.parse(JSON.stringify(steps.map(stepData))).slice(9), [
+    { op: "write", path: "subsystems/s/namespaces/1/device_uuid", value: "u" },
+    { op: "write", path: "ports/1/addr_traddr", value: "10.0.0.2", old: "10.0.0.1" },
+    { op: "write", path: "hosts/h/dhchap_key", value: "(secret)", secret: true },
+    { op: "link", path: "subsystems/s/allowed_hosts/h", target: "hosts/h" },
+    { op: "link", path: "ports/1/subsystems/s", target: "subsystems/s" },
+    { op: "rmdir", path: "ports/1/referrals/r" },
+    { op: "unlink", path: "ports/1/subsystems/s", target: "subsystems/s" },
+  ]);
+  assert.equal(JSON.stringify(stepData(steps[10])), JSON.stringify(steps[10]));
+  assert.deepEqual(planSummary(steps), [
+    "create: 1 host(s), 1 subsystem(s), 1 namespace(s), 1 port(s), 1 ANA group(s), 1 referral(s), 3 other(s)",
+    "write: 1 device_uuid, 1 addr_traddr, 1 dhchap_key",
+    "link: 1 allowed host(s), 1 port link(s)",
+    "remove: 1 referral(s)",
+    "unlink: 1 port link(s)",
+  ]);
 });
 
 Deno.test("a port re-applied as another trtype is made anew: no old address stays, links come back", () => {

@@ -257,6 +257,35 @@ Deno.test("a step's data is its JSON with a secret masked, and a summary names e
   ]);
 });
 
+Deno.test("every step a plan makes is already its JSON data, fields in the same order", () => {
+  // What a step's data was when it was a copy: op, path, then value and old, or target.
+  const copy = (s: Step): Record<string, unknown> =>
+    s.op === "write"
+      ? { op: s.op, path: s.path, value: s.value, ...(s.old !== undefined ? { old: s.old } : {}) }
+      : s.op === "link" || s.op === "unlink"
+      ? { op: s.op, path: s.path, target: s.target }
+      : { op: s.op, path: s.path };
+  using dev = devices(4);
+  using io = standin();
+  const raw = twoSubsystemSpec(dev);
+  const steps: Step[] = planUp(readTree(io), validateSpec(raw));
+  applyPlan(io, steps);
+  raw.subsystems[0].namespaces[0].device = dev[3];
+  raw.subsystems[0].serial = "s1";
+  raw.subsystems.pop();
+  raw.ports[0].traddr = "10.77.0.2";
+  raw.ports[0].subsystems = [SUB1];
+  const changed = planUp(readTree(io), validateSpec(raw), { prune: true });
+  applyPlan(io, changed);
+  const down = planDown(readTree(io), { all: true });
+  const all = [...steps, ...changed, ...down];
+  for (const op of ["mkdir", "rmdir", "write", "link", "unlink"]) {
+    assert.ok(all.some((s) => s.op === op), `no ${op} step`);
+  }
+  assert.ok(all.some((s) => s.op === "write" && s.old !== undefined), "no write with an old value");
+  for (const s of all) assert.equal(JSON.stringify(stepData(s)), JSON.stringify(copy(s)));
+});
+
 Deno.test("a port re-applied as another trtype is made anew: no old address stays, links come back", () => {
   using dev = devices(3);
   using io = standin();

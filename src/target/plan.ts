@@ -63,9 +63,7 @@ export function planUp(live: LiveTree, spec: TargetSpec, options: PlanOptions = 
   // the number of objects, not with its square.
   const liveSubs = new Map(live.subsystems.map((l) => [l.nqn, l]));
   for (const s of spec.subsystems) {
-    for (const step of planSubsystem(s, { prune: options.prune, cur: liveSubs.get(s.nqn) })) {
-      steps.push(step);
-    }
+    planSubsystem(steps, s, { prune: options.prune, cur: liveSubs.get(s.nqn) });
   }
   // A spec's port is the live one with its number, by the name nvmeof gives it (`2`) if there is
   // one, else by another the kernel reads the same (`0x2`).

@@ -128,10 +128,13 @@ export function planReferrals({ p, name, cur, prune }: PortPart): Step[] {
  */
 export function checkAnaGroupsInUse(live: LiveTree, spec: TargetSpec, steps: Step[]): void {
   const problems: string[] = [];
-  const removedGroups = steps.flatMap((s) => {
+  // One pass over the plan, which at scale is thousands of steps with few removals among them.
+  const removedGroups: RegExpExecArray[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i];
     const m = s.op === "rmdir" ? /^ports\/([^/]+)\/ana_groups\/([^/]+)$/.exec(s.path) : null;
-    return m ? [m] : [];
-  });
+    if (m) removedGroups.push(m);
+  }
   if (!removedGroups.length) return;
   // What the plan removes and unlinks, and the spec's and live subsystems, looked up by path
   // and name rather than scanned per exported subsystem.

@@ -20,15 +20,16 @@ export function wantedHosts(spec: TargetSpec): Map<string, HostSpec> {
   return want;
 }
 
-/** Steps that create one host, or bring its settings to what the spec says. */
-export function planHost(h: HostSpec, options: PlanOptions & { exists: boolean }): Step[] {
-  const steps: Step[] = [];
+/**
+ * Appends to STEPS the steps that create one host (unless it EXISTS), or bring its settings to
+ * what the spec says.
+ */
+function planHost(steps: Step[], h: HostSpec, options: PlanOptions, exists: boolean): void {
   const dir = nvmetPath.host(h.nqn);
-  const exists = options.exists;
   if (!exists) steps.push({ op: "mkdir", path: dir });
   // Most hosts are a name and nothing more.
   if (!h.dhchap_key_file && !h.dhchap_ctrl_key_file && !h.dhchap_hash && !h.dhchap_dhgroup) {
-    return steps;
+    return;
   }
   const secrets: Array<[string, string | undefined]> = [
     ["dhchap_key", h.dhchap_key_file],
@@ -51,7 +52,6 @@ export function planHost(h: HostSpec, options: PlanOptions & { exists: boolean }
       steps.push({ op: "write", path, value, ...(old !== undefined ? { old } : {}) });
     }
   }
-  return steps;
 }
 
 /** Steps for every host the spec names. */
@@ -61,7 +61,7 @@ export function planHosts(
   options: PlanOptions,
 ): Step[] {
   const liveHosts = new Set(live.hosts.map((h) => h.nqn));
-  return [...want.values()].flatMap((h) =>
-    planHost(h, { ...options, exists: liveHosts.has(h.nqn) })
-  );
+  const steps: Step[] = [];
+  for (const h of want.values()) planHost(steps, h, options, liveHosts.has(h.nqn));
+  return steps;
 }

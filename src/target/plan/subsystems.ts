@@ -1,6 +1,9 @@
 /**
  * Plans one subsystem: its attributes, its namespaces (a namespace whose device, uuid or nguid
- * changes is disabled, changed, re-enabled) and its allowed hosts.
+ * changes is disabled, changed, re-enabled) and its allowed hosts. Each part appends its steps to
+ * the plan's one array, as remove.ts's do: a plan at scale makes thousands of steps, and arrays
+ * made per part and spread into the next were a third of what planning allocated
+ * (docs/benchmarks.md, pass 24).
  */
 import { type LiveNamespace, type LiveSubsystem, nvmetPath } from "../../configfs/nvmet.ts";
 import { derivedNamespaceUuid, derivedSerial, type ToDerive } from "../identity.ts";
@@ -10,35 +13,37 @@ import type { PlanOptions } from "./options.ts";
 import { removeNamespace } from "./remove.ts";
 import type { Step } from "./step.ts";
 
-/** Writes of the attributes that differ; a new subsystem also gets its derived serial. */
-function planSubsystemAttrs(s: SubsystemSpec, cur: LiveSubsystem | undefined): Step[] {
+/** A write of VALUE to PATH, with the OLD value to put back on rollback when there is one. */
+function writeStep(path: string, value: string, old: string | undefined): Step {
+  const step: Step = { op: "write", path, value };
+  if (old !== undefined) step.old = old;
+  return step;
+}
+
+/** Appends the writes of attributes that differ; a new subsystem also gets its derived serial. */
+function planSubsystemAttrs(
+  steps: Step[],
+  s: SubsystemSpec,
+  cur: LiveSubsystem | undefined,
+): void {
   const dir = nvmetPath.subsystem(s.nqn);
-  const steps: Step[] = [];
   const attrs = subsystemAttrs(s);
   // A new subsystem gets a serial that is the same on every boot (identity.ts); one that exists
   // keeps whatever serial it has unless the spec names one.
   if (!cur && attrs.serial === undefined) attrs.serial = derivedSerial(s.nqn);
-  for (const [k, v] of Object.entries(attrs)) {
+  for (const k in attrs) {
     const old = cur?.attr[k];
-    if (!sameAttr(k, old, v)) {
-      steps.push({
-        op: "write",
-        path: `${dir}/attr_${k}`,
-        value: v,
-        ...(old !== undefined ? { old } : {}),
-      });
-    }
+    if (!sameAttr(k, old, attrs[k])) steps.push(writeStep(`${dir}/attr_${k}`, attrs[k], old));
   }
-  return steps;
 }
 
-/** Steps that make namespace `ns` of subsystem `subnqn` match; `was` is the live one, if any. */
-export function planNamespace(
+/** Appends the steps that make namespace `ns` of subsystem `subnqn` match (`was`: the live one). */
+function planNamespace(
+  steps: Step[],
   ns: NamespaceSpec,
   options: { subnqn: string; was?: LiveNamespace },
-): Step[] {
+): void {
   const { subnqn, was } = options;
-  const steps: Step[] = [];
   const nsDir = nvmetPath.namespace(subnqn, was?.name ?? ns.nsid);
   const writes: Step[] = [];
   if (!was || was.device_path !== ns.device) {
@@ -52,20 +57,10 @@ export function planNamespace(
   // A new namespace gets a UUID that is the same on every boot unless the spec names one.
   const uuid = ns.uuid ?? (was ? undefined : derivedNamespaceUuid(subnqn, ns.nsid));
   if (uuid && !(was && sameUuid(was.device_uuid, uuid))) {
-    writes.push({
-      op: "write",
-      path: `${nsDir}/device_uuid`,
-      value: uuid,
-      ...(was ? { old: was.device_uuid } : {}),
-    });
+    writes.push(writeStep(`${nsDir}/device_uuid`, uuid, was?.device_uuid));
   }
   if (ns.nguid && !(was && sameUuid(was.device_nguid, ns.nguid))) {
-    writes.push({
-      op: "write",
-      path: `${nsDir}/device_nguid`,
-      value: ns.nguid,
-      ...(was ? { old: was.device_nguid } : {}),
-    });
+    writes.push(writeStep(`${nsDir}/device_nguid`, ns.nguid, was?.device_nguid));
   }
   if (ns.buffered_io !== undefined) {
     const want = ns.buffered_io ? "1" : "0";
@@ -85,7 +80,7 @@ export function planNamespace(
   if (writes.length && enabled) {
     steps.push({ op: "write", path: `${nsDir}/enable`, value: "0", old: "1" });
   }
-  steps.push(...writes);
+  for (let i = 0; i < writes.length; i++) steps.push(writes[i]);
   // The ANA group changes while the namespace serves I/O (hosts get an ANA change notice).
   if (ns.ana_grpid !== undefined) {
     const want = String(ns.ana_grpid);
@@ -98,8 +93,10 @@ export function planNamespace(
   } else if (!ns.enabled && nowEnabled) {
     steps.push({ op: "write", path: `${nsDir}/enable`, value: "0", old: "1" });
   }
-  return steps;
 }
+
+/** The live namespace of none: a new subsystem has none. */
+const NO_LIVE_NAMESPACE = (): LiveNamespace | undefined => undefined;
 
 /**
  * The live namespace a spec namespace is, among CUR's: by the name nvmeof gives it (its NSID), else
@@ -108,6 +105,7 @@ export function planNamespace(
 function liveNamespaces(
   cur: LiveSubsystem | undefined,
 ): (ns: NamespaceSpec) => LiveNamespace | undefined {
+  if (!cur?.namespaces.length) return NO_LIVE_NAMESPACE;
   const byName = new Map((cur?.namespaces ?? []).map((n) => [n.name, n]));
   const byNsid = new Map<number, LiveNamespace>();
   for (const n of cur?.namespaces ?? []) if (!byNsid.has(n.nsid)) byNsid.set(n.nsid, n);
@@ -131,33 +129,32 @@ export function subsystemToDerive(
   }
 }
 
-/** The namespaces of a subsystem; with prune, live ones the spec does not name go. */
+/** Appends the steps of a subsystem's namespaces; with prune, live ones the spec lacks go. */
 function planNamespaces(
+  steps: Step[],
   s: SubsystemSpec,
   options: { cur?: LiveSubsystem; prune?: boolean },
-): Step[] {
+): void {
   const { cur } = options;
-  const steps: Step[] = [];
   const matched = new Set<LiveNamespace>();
   const liveOf = liveNamespaces(cur);
   for (const ns of s.namespaces) {
     const was = liveOf(ns);
     if (was) matched.add(was);
-    steps.push(...planNamespace(ns, { subnqn: s.nqn, was }));
+    planNamespace(steps, ns, { subnqn: s.nqn, was });
   }
   if (options.prune && cur) {
     for (const ns of cur.namespaces) if (!matched.has(ns)) removeNamespace(steps, s.nqn, ns);
   }
-  return steps;
 }
 
-/** allow_any_host and the allowed-host links. */
+/** Appends the steps of allow_any_host and the allowed-host links. */
 function planAllowedHosts(
+  steps: Step[],
   s: SubsystemSpec,
   options: { cur?: LiveSubsystem; prune?: boolean },
-): Step[] {
+): void {
   const { cur } = options;
-  const steps: Step[] = [];
   const liveAllowed = cur?.allowed_hosts ?? [];
   const allowed = new Set(liveAllowed);
   const wanted = new Set(s.hosts);
@@ -190,19 +187,17 @@ function planAllowedHosts(
       });
     }
   }
-  return steps;
 }
 
-/** Steps that make subsystem `s` match; `cur` is the live one, if any. */
+/** Appends to STEPS the steps that make subsystem `s` match; `cur` is the live one, if any. */
 export function planSubsystem(
+  steps: Step[],
   s: SubsystemSpec,
   options: Pick<PlanOptions, "prune"> & { cur?: LiveSubsystem },
-): Step[] {
+): void {
   const { cur } = options;
-  return [
-    ...(cur ? [] : [{ op: "mkdir", path: nvmetPath.subsystem(s.nqn) } as Step]),
-    ...planSubsystemAttrs(s, cur),
-    ...planNamespaces(s, options),
-    ...planAllowedHosts(s, options),
-  ];
+  if (!cur) steps.push({ op: "mkdir", path: nvmetPath.subsystem(s.nqn) });
+  planSubsystemAttrs(steps, s, cur);
+  planNamespaces(steps, s, options);
+  planAllowedHosts(steps, s, options);
 }

@@ -141,7 +141,7 @@ class Reader {
         items.push(this.nested(indent, false, false));
       } else if (isItem(rest)) {
         outside();
-      } else if (keyAt(rest, 0, false)) {
+      } else if (mayHoldKey(rest) && keyAt(rest, 0, false)) {
         // A mapping begun on the item's line: its keys are at the column of the first.
         this.lines[this.#i] = { indent: indent + line.text.length - rest.length, text: rest };
         items.push(this.map(this.lines[this.#i].indent));
@@ -226,6 +226,14 @@ function wordAt(text: string, at: number): string | undefined {
   return WORD.exec(text)?.[0];
 }
 
+/**
+ * Whether a block line's TEXT can hold a key: one ends at ':' before a space or the line's end.
+ * Most items of a long list are plain names, which this settles without keyAt's match.
+ */
+function mayHoldKey(text: string): boolean {
+  return text.includes(": ") || text.endsWith(":");
+}
+
 function isItem(text: string): boolean {
   return text === "-" || text.startsWith("- ");
 }
@@ -288,8 +296,9 @@ function resolve(plain: string, keepText: boolean): unknown {
   const bool = BOOL.get(plain);
   if (bool !== undefined) return bool;
   if (!NUMBER_START.has(plain[0])) return plain;
-  if (OTHER_NUMBER.test(plain)) outside();
+  // An integer matches none of OTHER_NUMBER's forms; a spec's numbers are mostly integers.
   if (INT.test(plain)) return parseInt(plain, 10);
+  if (OTHER_NUMBER.test(plain)) outside();
   return plain;
 }
 

@@ -220,10 +220,10 @@ function keyAt(text: string, at: number, flow: boolean): { key: string; at: numb
   return { key, at: i };
 }
 
-/** The word (WORD) that starts at TEXT[AT], if one does. */
+/** The word (WORD) that starts at TEXT[AT], if one does (`test`: no match array is made). */
 function wordAt(text: string, at: number): string | undefined {
   WORD.lastIndex = at;
-  return WORD.exec(text)?.[0];
+  return WORD.test(text) ? text.slice(at, WORD.lastIndex) : undefined;
 }
 
 /**

@@ -373,19 +373,32 @@ export const SPEC_TEXT: TextKeys = { scalar: SPEC_TEXT_KEYS, list: SPEC_TEXT_LIS
 /** The top-level keys of a spec. */
 export const SPEC_TOP_KEYS = ["hosts", "subsystems", "ports"] as const;
 
+/**
+ * Answers of specKeys and specRange, by kind and key: validation asks them of every namespace
+ * and subsystem, and the definitions do not change.
+ */
+const keysOf = new Map<SpecKind, readonly string[]>();
+const rangeOf = new Map<string, readonly [number, number]>();
+
 /** The keys an object of `kind` may have, in the order of the definition. */
-export function specKeys(kind: SpecKind): string[] {
-  return Object.keys(SPEC_DEFS[kind].properties);
+export function specKeys(kind: SpecKind): readonly string[] {
+  let keys = keysOf.get(kind);
+  if (keys === undefined) keysOf.set(kind, keys = Object.keys(SPEC_DEFS[kind].properties));
+  return keys;
 }
 
 /** The [minimum, maximum] of integer field `key` of `kind`. */
-export function specRange(kind: SpecKind, key: string): [number, number] {
+export function specRange(kind: SpecKind, key: string): readonly [number, number] {
+  const known = rangeOf.get(`${kind}.${key}`);
+  if (known !== undefined) return known;
   const f = SPEC_DEFS[kind].properties[key];
   const n = f?.anyOf?.find((s) => s.type === "integer");
   if (n?.minimum === undefined || n.maximum === undefined) {
     throw new Error(`${kind}.${key} is not an integer field of the spec definitions`);
   }
-  return [n.minimum, n.maximum];
+  const range = [n.minimum, n.maximum] as const;
+  rangeOf.set(`${kind}.${key}`, range);
+  return range;
 }
 
 /** The allowed values of enum field `key` of `kind`. */

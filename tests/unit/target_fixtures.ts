@@ -123,6 +123,18 @@ export const BAD_SPECS: Array<[string, Mutate, string, RegExp]> = [
     /duplicates subsystem NQN/,
   ],
   [
+    "a host listed twice under a subsystem",
+    (s) => (s.subsystems[0].hosts = [HOST1, HOST2, HOST1]),
+    "subsystems[0].hosts[2]",
+    /^duplicates host '[^']+' of subsystems\[0\]\.hosts\[0\]\.$/,
+  ],
+  [
+    "a bad NQN among a subsystem's good hosts",
+    (s) => (s.subsystems[0].hosts = [HOST1, HOST2, "nqn.2026-10.pk.nextgen:a/b"]),
+    "subsystems[0].hosts[2]",
+    /contains '\/'/,
+  ],
+  [
     "duplicate nsid",
     (s) => (s.subsystems[0].namespaces[1].nsid = 1),
     "subsystems[0].namespaces[1].nsid",

@@ -37,7 +37,8 @@ export function validateAnaGroups(cx: SpecContext, p: Record<string, unknown>, p
     if (id !== undefined) groups.push({ id, state: state as AnaGroupSpec["state"] });
   });
   cx.dupes(
-    groups.map((g, j) => [`${path}.ana_groups[${j}].id`, g.id]),
+    groups.map((g) => g.id),
+    (j) => `${path}.ana_groups[${j}].id`,
     "ANA group",
     "List each group once per port.",
   );
@@ -139,7 +140,8 @@ export function validateReferrals(cx: SpecContext, p: Record<string, unknown>, p
     referrals.push(ref);
   });
   cx.dupes(
-    referrals.map((r, j) => [`${path}.referrals[${j}].name`, r.name || undefined]),
+    referrals.map((r) => r.name || undefined),
+    (j) => `${path}.referrals[${j}].name`,
     "referral name",
     "Give each referral of a port its own name.",
   );

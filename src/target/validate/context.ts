@@ -38,7 +38,7 @@ export class SpecContext {
   }
 
   /** Reports every key of `o` that is not in `known`. */
-  keys(o: Obj, path: string, known: string[]): void {
+  keys(o: Obj, path: string, known: readonly string[]): void {
     for (const k of Object.keys(o)) {
       if (!known.includes(k)) {
         this.bad(
@@ -132,15 +132,24 @@ export class SpecContext {
     return s;
   }
 
-  /** Reports every value after its first occurrence; `items` are [path, value] pairs. */
-  dupes(items: Array<[string, string | number | undefined]>, what: string, fix: string): void {
-    const seen = new Map<string | number, string>();
-    for (const [path, v] of items) {
+  /**
+   * Reports every value after its first occurrence (undefined: none to compare); the value at
+   * index I is at spec path `pathOf(I)`, which is asked only for a duplicate and its first.
+   */
+  dupes(
+    values: readonly (string | number | undefined)[],
+    pathOf: (i: number) => string,
+    what: string,
+    fix: string,
+  ): void {
+    const seen = new Map<string | number, number>();
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
       if (v === undefined) continue;
       const first = seen.get(v);
       if (first !== undefined) {
-        this.bad(path, `duplicates ${what} ${quote(String(v))} of ${first}.`, fix);
-      } else seen.set(v, path);
+        this.bad(pathOf(i), `duplicates ${what} ${quote(String(v))} of ${pathOf(first)}.`, fix);
+      } else seen.set(v, i);
     }
   }
 

@@ -53,7 +53,8 @@ export function validateHosts(cx: SpecContext, raw: Obj): HostSpec[] {
     if (host) hosts.push(host);
   });
   cx.dupes(
-    hosts.map((h, i) => [`hosts[${i}].nqn`, h.nqn || undefined]),
+    hosts.map((h) => h.nqn || undefined),
+    (i) => `hosts[${i}].nqn`,
     "host NQN",
     "List each host once.",
   );

@@ -89,7 +89,8 @@ export function validateNamespaces(cx: SpecContext, s: Obj, path: string): Names
     if (ns) namespaces.push(ns);
   });
   cx.dupes(
-    namespaces.map((n, j) => [`${path}.namespaces[${j}].nsid`, n.nsid || undefined]),
+    namespaces.map((n) => n.nsid || undefined),
+    (j) => `${path}.namespaces[${j}].nsid`,
     "nsid",
     "Give each namespace of a subsystem its own nsid.",
   );

@@ -88,7 +88,8 @@ function validatePortSubsystems(
     subsystems.push(n);
   });
   cx.dupes(
-    subsystems.map((s, j) => [`${path}.subsystems[${j}]`, s]),
+    subsystems,
+    (j) => `${path}.subsystems[${j}]`,
     "subsystem",
     "List each subsystem once.",
   );
@@ -186,18 +187,14 @@ export function validatePorts(cx: SpecContext, raw: Obj, subNqns: Set<string>): 
     if (port) ports.push(port);
   });
   cx.dupes(
-    ports.map((p, i) => [`ports[${i}].id`, p.id >= 0 ? p.id : undefined]),
+    ports.map((p) => p.id >= 0 ? p.id : undefined),
+    (i) => `ports[${i}].id`,
     "port id",
     "Give each port its own id.",
   );
   cx.dupes(
-    ports.map((
-      p,
-      i,
-    ) => [
-      `ports[${i}].traddr`,
-      p.traddr ? `${p.trtype} ${hostPort(p.traddr, String(p.trsvcid))}` : undefined,
-    ]),
+    ports.map((p) => p.traddr ? `${p.trtype} ${hostPort(p.traddr, String(p.trsvcid))}` : undefined),
+    (i) => `ports[${i}].traddr`,
     "address (the kernel refuses two listeners on one address: EADDRINUSE)",
     "Use one port for that address and list all its subsystems there.",
   );

@@ -1,6 +1,7 @@
 /** Validates the spec's `subsystems` section (namespaces in namespaces.ts). */
 import { quote } from "../../errors.ts";
 import { specKeys, specRange } from "../schema.ts";
+import { nqnProblem } from "../values.ts";
 import type { HostSpec, SubsystemSpec } from "../spec.ts";
 import { isObj, type Obj, type SpecContext } from "./context.ts";
 import { validateNamespaces } from "./namespaces.ts";
@@ -65,11 +66,16 @@ export function validateSubsystem(
     hosts: [],
     namespaces: [],
   };
-  cx.list(s, "hosts", `${path}.hosts`).forEach((h, j) => {
-    const n = cx.nqn(h, `${path}.hosts[${j}]`);
+  const hosts = cx.list(s, "hosts", `${path}.hosts`);
+  for (let j = 0; j < hosts.length; j++) {
+    const h = hosts[j];
+    // A good NQN, as nearly every one of a long list is, needs no path for a message.
+    const n = typeof h === "string" && nqnProblem(h) === undefined
+      ? h
+      : cx.nqn(h, `${path}.hosts[${j}]`);
     if (n) sub.hosts.push(n);
-  });
-  cx.dupes(sub.hosts.map((h, j) => [`${path}.hosts[${j}]`, h]), "host", "List each host once.");
+  }
+  cx.dupes(sub.hosts, (j) => `${path}.hosts[${j}]`, "host", "List each host once.");
   if (sub.allow_any_host && sub.hosts.length) {
     cx.bad(
       `${path}.allow_any_host`,
@@ -95,7 +101,8 @@ export function validateSubsystems(cx: SpecContext, raw: Obj, hosts: HostSpec[])
     if (sub) subsystems.push(sub);
   });
   cx.dupes(
-    subsystems.map((s, i) => [`subsystems[${i}].nqn`, s.nqn || undefined]),
+    subsystems.map((s) => s.nqn || undefined),
+    (i) => `subsystems[${i}].nqn`,
     "subsystem NQN",
     "Give each subsystem its own NQN.",
   );

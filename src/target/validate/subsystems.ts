@@ -1,8 +1,8 @@
 /** Validates the spec's `subsystems` section (namespaces in namespaces.ts). */
 import { quote } from "../../errors.ts";
 import { specKeys, specRange } from "../schema.ts";
-import { nqnProblem } from "../values.ts";
 import type { HostSpec, SubsystemSpec } from "../spec.ts";
+import { nqnProblem } from "../values.ts";
 import { isObj, type Obj, type SpecContext } from "./context.ts";
 import { validateNamespaces } from "./namespaces.ts";
 

@@ -3,7 +3,7 @@
  * changes is disabled, changed, re-enabled) and its allowed hosts. Each part appends its steps to
  * the plan's one array, as remove.ts's do: a plan at scale makes thousands of steps, and arrays
  * made per part and spread into the next were a third of what planning allocated
- * (docs/benchmarks.md, pass 24).
+ * (docs/benchmarks.md, pass 26).
  */
 import { type LiveNamespace, type LiveSubsystem, nvmetPath } from "../../configfs/nvmet.ts";
 import { derivedNamespaceUuid, derivedSerial, type ToDerive } from "../identity.ts";

@@ -3,7 +3,7 @@ import { type LiveTree, nvmetPath } from "../../configfs/nvmet.ts";
 import { loadKeyFile } from "../../host/key_file.ts";
 import type { HostSpec, TargetSpec } from "../spec.ts";
 import type { PlanOptions } from "./options.ts";
-import type { Step } from "./step.ts";
+import { type Step, writeStep } from "./step.ts";
 
 /** Reads a DH-HMAC-CHAP key file, checked as the spec's validation checks it. */
 export function readHostKeyFile(file: string): string {
@@ -48,9 +48,7 @@ function planHost(steps: Step[], h: HostSpec, options: PlanOptions, exists: bool
     if (!value) continue;
     const path = `${dir}/${attr}`;
     const old = exists ? options.readLiveSecret?.(path) : undefined;
-    if (old !== value) {
-      steps.push({ op: "write", path, value, ...(old !== undefined ? { old } : {}) });
-    }
+    if (old !== value) steps.push(writeStep(path, value, old));
   }
 }
 

@@ -16,6 +16,13 @@ export type Step =
   | { op: "link"; path: string; target: string }
   | { op: "unlink"; path: string; target: string };
 
+/** A write of VALUE to PATH, with the OLD value to put back on rollback when there is one. */
+export function writeStep(path: string, value: string, old: string | undefined): Step {
+  const step: Step = { op: "write", path, value };
+  if (old !== undefined) step.old = old;
+  return step;
+}
+
 /** Whether a step takes something away (a directory or a link): only these can cut a host off. */
 export function removes(s: Step): boolean {
   return s.op === "rmdir" || s.op === "unlink";

@@ -11,14 +11,7 @@ import type { NamespaceSpec, SubsystemSpec } from "../spec.ts";
 import { sameAttr, sameUuid, subsystemAttrs } from "./attrs.ts";
 import type { PlanOptions } from "./options.ts";
 import { removeNamespace } from "./remove.ts";
-import type { Step } from "./step.ts";
-
-/** A write of VALUE to PATH, with the OLD value to put back on rollback when there is one. */
-function writeStep(path: string, value: string, old: string | undefined): Step {
-  const step: Step = { op: "write", path, value };
-  if (old !== undefined) step.old = old;
-  return step;
-}
+import { type Step, writeStep } from "./step.ts";
 
 /** Appends the writes of attributes that differ; a new subsystem also gets its derived serial. */
 function planSubsystemAttrs(
@@ -80,7 +73,7 @@ function planNamespace(
   if (writes.length && enabled) {
     steps.push({ op: "write", path: `${nsDir}/enable`, value: "0", old: "1" });
   }
-  for (let i = 0; i < writes.length; i++) steps.push(writes[i]);
+  steps.push(...writes);
   // The ANA group changes while the namespace serves I/O (hosts get an ANA change notice).
   if (ns.ana_grpid !== undefined) {
     const want = String(ns.ana_grpid);
@@ -106,9 +99,9 @@ function liveNamespaces(
   cur: LiveSubsystem | undefined,
 ): (ns: NamespaceSpec) => LiveNamespace | undefined {
   if (!cur?.namespaces.length) return NO_LIVE_NAMESPACE;
-  const byName = new Map((cur?.namespaces ?? []).map((n) => [n.name, n]));
+  const byName = new Map(cur.namespaces.map((n) => [n.name, n]));
   const byNsid = new Map<number, LiveNamespace>();
-  for (const n of cur?.namespaces ?? []) if (!byNsid.has(n.nsid)) byNsid.set(n.nsid, n);
+  for (const n of cur.namespaces) if (!byNsid.has(n.nsid)) byNsid.set(n.nsid, n);
   return (ns) => byName.get(String(ns.nsid)) ?? byNsid.get(ns.nsid);
 }
 

@@ -62,15 +62,15 @@ export const PLAN_LINES_SHOWN = 40;
 const SUMMARY_HEAD = 10;
 
 /** The kinds of object a path of two segments names, by its first ("hosts/NQN": host). */
-const TOP_KIND: Record<string, string> = { hosts: "host", subsystems: "subsystem", ports: "port" };
+const TOP_KIND = new Map([["hosts", "host"], ["subsystems", "subsystem"], ["ports", "port"]]);
 /** The kinds of object a path of four segments names, by its first and third. */
-const CHILD_KIND: Record<string, string> = {
-  "subsystems/namespaces": "namespace",
-  "subsystems/allowed_hosts": "allowed host",
-  "ports/subsystems": "port link",
-  "ports/ana_groups": "ANA group",
-  "ports/referrals": "referral",
-};
+const CHILD_KIND = new Map([
+  ["subsystems/namespaces", "namespace"],
+  ["subsystems/allowed_hosts", "allowed host"],
+  ["ports/subsystems", "port link"],
+  ["ports/ana_groups", "ANA group"],
+  ["ports/referrals", "referral"],
+]);
 
 /**
  * What a step's path names: "host", "namespace", "allowed host", "attribute", … Found from where
@@ -83,11 +83,10 @@ function stepObject(s: Step): string {
   if (a < 0) return "other";
   const b = p.indexOf("/", a + 1);
   const top = p.slice(0, a);
-  if (b < 0) return Object.hasOwn(TOP_KIND, top) ? TOP_KIND[top] : "other";
+  if (b < 0) return TOP_KIND.get(top) ?? "other";
   const c = p.indexOf("/", b + 1);
   if (c < 0 || p.indexOf("/", c + 1) >= 0) return "other";
-  const child = `${top}/${p.slice(b + 1, c)}`;
-  return Object.hasOwn(CHILD_KIND, child) ? CHILD_KIND[child] : "other";
+  return CHILD_KIND.get(`${top}/${p.slice(b + 1, c)}`) ?? "other";
 }
 
 const OP_WORDS: Record<Step["op"], string> = {

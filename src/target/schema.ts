@@ -389,15 +389,16 @@ export function specKeys(kind: SpecKind): readonly string[] {
 
 /** The [minimum, maximum] of integer field `key` of `kind`. */
 export function specRange(kind: SpecKind, key: string): readonly [number, number] {
-  const known = rangeOf.get(`${kind}.${key}`);
+  const name = `${kind}.${key}`;
+  const known = rangeOf.get(name);
   if (known !== undefined) return known;
   const f = SPEC_DEFS[kind].properties[key];
   const n = f?.anyOf?.find((s) => s.type === "integer");
   if (n?.minimum === undefined || n.maximum === undefined) {
-    throw new Error(`${kind}.${key} is not an integer field of the spec definitions`);
+    throw new Error(`${name} is not an integer field of the spec definitions`);
   }
   const range = [n.minimum, n.maximum] as const;
-  rangeOf.set(`${kind}.${key}`, range);
+  rangeOf.set(name, range);
   return range;
 }
 

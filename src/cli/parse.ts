@@ -90,7 +90,7 @@ export async function parseInvocation(
   const where = path.length ? `nvmeof ${path.join(" ")}` : "nvmeof";
   let parsed;
   try {
-    parsed = plainSwitches(rest, options) ?? await parseFlags(rest, options);
+    parsed = await parseFlags(rest, options);
   } catch (err) {
     // node's message adds advice about '--' that only fits positionals; keep the first sentence.
     const first = (err as Error).message.split(". ")[0].replace(/\.?$/, ".");
@@ -141,11 +141,14 @@ async function parseFlags(
   args: string[],
   options: Record<string, OptionSpec>,
 ): Promise<{ values: OptionValues; positionals: string[] }> {
+  const joined = negativeValuesJoined(args, options);
+  const common = commonFlags(joined, options);
+  if (common) return common;
   // Loaded here, not at start-up: node:util brings up Deno's Node.js layer, which costs about as
-  // much as starting Deno itself, and `--version` or `--help` need no parser.
+  // much as starting Deno itself (docs/benchmarks.md, "node:util at start-up").
   const { parseArgs } = await import("node:util");
   const { values, positionals } = parseArgs({
-    args: negativeValuesJoined(args, options),
+    args: joined,
     options: Object.fromEntries(
       Object.entries(options).map(([name, o]) => [name, {
         type: o.type,
@@ -199,23 +202,51 @@ export function negativeValuesJoined(
 }
 
 /**
- * What `parseFlags` returns for args made only of single boolean switches (`--help`, `-h`,
- * `--verbose`, no value, no positional), without loading a parser; undefined for anything else.
+ * What `parseFlags` returns for ARGS (after negativeValuesJoined) in the forms commands are written
+ * in, without loading node's parseArgs: known flags as `--name value`, `--name=value`, `-x value` or
+ * a lone switch, `-` and other words as positionals, and everything after `--`. Undefined for
+ * anything else (a short flag with its value attached or several short flags in one word, an
+ * unknown flag, a missing or dash-led value, a value given to a switch): parseArgs then reads them
+ * and words every error. tests/unit/parse_test.ts compares the two on generated argv.
  */
-function plainSwitches(
+export function commonFlags(
   args: string[],
   options: Record<string, OptionSpec>,
 ): { values: OptionValues; positionals: string[] } | undefined {
   const values: OptionValues = {};
-  for (const arg of args) {
-    const name = arg.startsWith("--")
-      ? arg.slice(2)
-      : Object.keys(options).find((n) => options[n].short && arg === `-${options[n].short}`);
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      for (let j = i + 1; j < args.length; j++) positionals.push(args[j]);
+      break;
+    }
+    if (arg.length < 2 || arg[0] !== "-") {
+      positionals.push(arg);
+      continue;
+    }
+    let name: string | undefined;
+    let value: string | undefined;
+    if (arg[1] === "-") {
+      const eq = arg.indexOf("=");
+      name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      if (eq >= 0) value = arg.slice(eq + 1);
+    } else if (arg.length === 2) {
+      name = Object.keys(options).find((n) => options[n].short === arg[1]);
+    }
     if (name === undefined || !Object.hasOwn(options, name)) return undefined;
-    if (options[name].type !== "boolean" || options[name].multiple) return undefined;
-    values[name] = true;
+    const o = options[name];
+    if (o.type === "string" && value === undefined) {
+      value = args[++i];
+      if (value === undefined || (value.length > 1 && value[0] === "-")) return undefined;
+    }
+    if (o.type === "boolean" && value !== undefined) return undefined;
+    const v = value ?? true;
+    // A repeatable switch collects `true`s, as parseArgs does (OptionValues types only strings).
+    if (!o.multiple) values[name] = v;
+    else ((values[name] ??= []) as unknown[]).push(v);
   }
-  return { values, positionals: [] };
+  return { values, positionals };
 }
 
 /**

@@ -172,6 +172,47 @@ Deno.test("every command's --help loads that command's module only", async () =>
   assert.deepEqual(wrong, []);
 });
 
+Deno.test("flags in the common forms are read without node's parseArgs; other forms load it", async () => {
+  // node:util brings up Deno's Node.js layer: 0.12 s of every command's start-up in the lab guest
+  // (docs/benchmarks.md, "node:util at start-up"). Here it is mapped to a module that throws.
+  const dir = await Deno.makeTempDir();
+  try {
+    const { imports } = JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`));
+    await Deno.writeTextFile(`${dir}/node_util.ts`, 'throw new Error("node:util was loaded");\n');
+    await Deno.writeTextFile(
+      `${dir}/map.json`,
+      JSON.stringify({ imports: { ...imports, "node:util": `file://${dir}/node_util.ts` } }),
+    );
+    const run = async (args: string[]) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--quiet", "--cached-only", "--allow-all", `--import-map=${dir}/map.json`]
+          .concat(`${ROOT}/main.ts`, args),
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+    };
+    for (
+      const args of [
+        ["connect", "-t", "rdma", "--traddr=10.0.0.1", "-l", "-1", "-o", "json", "--help"],
+        ["target", "up", "-f", "spec.yaml", "--dry-run", "-v", "--help"],
+        ["list", "--output-format", "json", "-v", "--help"],
+      ]
+    ) {
+      const r = await run(args);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    }
+    for (const args of [["connect", "-trdma", "--help"], ["list", "--nope"]]) {
+      const r = await run(args);
+      assert.notEqual(r.code, 0, args.join(" "));
+      assert.match(r.stderr, /node:util was loaded/, args.join(" "));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the target's domain code loads no Node module or npm package before it needs one", async () => {
   // In the lab guest, the first Node module costs 0.3 s of start-up and node:crypto 0.4 s more
   // (docs/benchmarks.md, "Start-up of the target commands"); the YAML library is loaded only for

@@ -1,18 +1,30 @@
 /**
- * The flag parser: argv made only of switches (`--help`, `-h`, `--verbose`), which start-up reads
- * without loading node's parseArgs, gives what parseArgs gives.
+ * The flag parser: argv in the common forms, which start-up reads without loading node's
+ * parseArgs (commonFlags), gives what parseArgs gives, on every command's flags; the rest is left
+ * to parseArgs.
  */
 import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
-import type { CommandEntry, OptionSpec } from "../../src/cli/command.ts";
+import {
+  type Command,
+  type CommandEntry,
+  loadCommands,
+  type OptionSpec,
+} from "../../src/cli/command.ts";
 import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
 import {
+  commonFlags,
   negativeValuesJoined,
   parseInvocation,
   requiredStringFlag,
   stringFlag,
 } from "../../src/cli/parse.ts";
+import { COMMANDS } from "../../src/commands/mod.ts";
 import { UsageError } from "../../src/errors.ts";
+import { rng } from "../helpers.ts";
+
+const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261207);
+const ROUNDS = Number(Deno.env.get("FUZZ_ROUNDS") ?? 4000);
 
 const OPTIONS: Record<string, OptionSpec> = {
   force: { type: "boolean", short: "f", description: "a switch" },
@@ -26,10 +38,9 @@ const TABLE: CommandEntry[] = [{
   load: () => Promise.resolve({ options: OPTIONS, run: () => Promise.resolve({ data: null }) }),
 }];
 
-/** What node's parseArgs makes of the flags after the command name. */
-function byNode(args: string[]): Record<string, unknown> {
-  const options = { ...GLOBAL_OPTIONS, ...OPTIONS };
-  const { values } = parseArgs({
+/** What node's parseArgs makes of ARGS against OPTIONS (the parser's own call). */
+function nodeParse(args: string[], options: Record<string, OptionSpec>) {
+  return parseArgs({
     args,
     options: Object.fromEntries(
       Object.entries(options).map(([name, o]) => [name, {
@@ -41,7 +52,11 @@ function byNode(args: string[]): Record<string, unknown> {
     strict: true,
     allowPositionals: true,
   });
-  return { ...values };
+}
+
+/** What node's parseArgs makes of the flags after the command name. */
+function byNode(args: string[]): Record<string, unknown> {
+  return { ...nodeParse(args, { ...GLOBAL_OPTIONS, ...OPTIONS }).values };
 }
 
 Deno.test("switches alone parse as node's parseArgs parses them", async () => {
@@ -67,6 +82,109 @@ Deno.test("switches alone parse as node's parseArgs parses them", async () => {
     delete own.output;
     delete own.configfs;
     assert.deepEqual(inv.values, own, args.join(" "));
+  }
+});
+
+/** Every command's flags with the global ones, as the parser sees them. */
+function flagTables(commands: Command[]): Record<string, OptionSpec>[] {
+  return commands.flatMap((c) => [
+    ...(c.run ? [{ ...GLOBAL_OPTIONS, ...c.options }] : []),
+    ...flagTables(c.subcommands ?? []),
+  ]);
+}
+
+/** A word of argv for OPTIONS: a flag in one of its forms, a value, or something else. */
+function word(r: ReturnType<typeof rng>, options: Record<string, OptionSpec>): string {
+  const names = Object.keys(options);
+  const shorts = names.flatMap((n) => options[n].short ?? []);
+  const values = ["nqn.2014-08.org.nvmexpress:x", "10.0.0.1", "4420", "-", "", "-1", "-x", "x=y"];
+  switch (r.int(10)) {
+    case 0:
+    case 1:
+      return `--${r.pick(names)}`;
+    case 2:
+      return `--${r.pick(names)}=${r.pick(values)}`;
+    case 3:
+    case 4:
+      return `-${r.pick(shorts)}`;
+    case 5:
+      return `-${r.pick(shorts)}${r.pick([r.pick(shorts), "x", "=1"])}`;
+    case 6:
+      return r.pick(["--", "--nope", "-Z", "---x", "--=x", "-", "--nope=1"]);
+    default:
+      return r.pick(values);
+  }
+}
+
+Deno.test(`argv in the common forms parses as node's parseArgs parses it, on every command's flags (seed ${SEED}, ${ROUNDS} rounds)`, async () => {
+  const tables = flagTables(await loadCommands(COMMANDS));
+  assert.ok(tables.length > 30, `${tables.length} commands`);
+  const r = rng(SEED);
+  let taken = 0, refused = 0;
+  for (let i = 0; i < ROUNDS; i++) {
+    const options = r.pick(tables);
+    const args = Array.from({ length: r.int(7) }, () => word(r, options));
+    const joined = negativeValuesJoined(args, options);
+    const own = commonFlags(joined, options);
+    let node: { values: unknown; positionals: string[] } | Error;
+    try {
+      const parsed = nodeParse(joined, options);
+      node = { values: { ...parsed.values }, positionals: parsed.positionals };
+    } catch (err) {
+      node = err as Error;
+    }
+    if (node instanceof Error) refused++;
+    if (own === undefined) continue;
+    taken++;
+    assert.ok(
+      !(node instanceof Error),
+      `parseArgs refused what commonFlags read: ${JSON.stringify(args)}`,
+    );
+    assert.equal(JSON.stringify(own), JSON.stringify(node), JSON.stringify(args));
+  }
+  assert.ok(taken > ROUNDS / 4, `commonFlags read ${taken} of ${ROUNDS} argv`);
+  assert.ok(refused > ROUNDS / 4, `parseArgs refused ${refused} of ${ROUNDS} argv`);
+});
+
+Deno.test("a command line as the docs write it is read without parseArgs", () => {
+  const options: Record<string, OptionSpec> = {
+    ...GLOBAL_OPTIONS,
+    transport: { type: "string", short: "t", description: "" },
+    traddr: { type: "string", short: "a", description: "" },
+    "ctrl-loss-tmo": { type: "string", short: "l", description: "" },
+    host: { type: "string", multiple: true, description: "" },
+    "dry-run": { type: "boolean", description: "" },
+  };
+  const args = [
+    "-t",
+    "rdma",
+    "--traddr=10.0.0.1",
+    "-l",
+    "-1",
+    "--host",
+    "a",
+    "--host=b",
+    "-o",
+    "json",
+    "--dry-run",
+    "x",
+    "--",
+    "-v",
+  ];
+  assert.deepEqual(commonFlags(negativeValuesJoined(args, options), options), {
+    values: {
+      transport: "rdma",
+      traddr: "10.0.0.1",
+      "ctrl-loss-tmo": "-1",
+      host: ["a", "b"],
+      output: "json",
+      "dry-run": true,
+    },
+    positionals: ["x", "-v"],
+  });
+  // Left to parseArgs: attached and grouped short flags, a dash-led value, an unknown flag.
+  for (const bad of [["-tRDMA"], ["-vh"], ["-t", "-x"], ["--nope"], ["--dry-run=1"], ["-t"]]) {
+    assert.equal(commonFlags(bad, options), undefined, bad.join(" "));
   }
 });
 

@@ -13,7 +13,6 @@ import {
   O_NONBLOCK,
   POLLIN,
 } from "../ffi/libc.ts";
-import { setImmediate } from "node:timers";
 import { EAGAIN } from "./errno.ts";
 import { errnoName, FailureError, NativeError } from "./errors.ts";
 import { OwnedFd } from "./fd.ts";
@@ -138,14 +137,4 @@ export async function waitAnyReadable(fds: readonly number[], timeoutMs: number)
 /** Whether errno (read right after a failed call) says "nothing there yet". */
 export function wouldBlock(e: number): boolean {
   return e === EAGAIN;
-}
-
-/**
- * One turn of the event loop (signals, timers, finished async ops) without sleeping, for loops
- * that busy-poll and must still let the loop run now and then. Not `setTimeout(r, 0)`: that
- * sleeps at least 1 ms (4 ms once nested), and a thread that sleeps gives its CPU away; on a
- * loaded or emulated machine getting it back took tens of ms (the tail of `rdma ping`).
- */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -6,7 +6,8 @@
  */
 import { IBV_ACCESS } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
-import { nextTurn, waitAnyReadable } from "../wait.ts";
+import { nextTurn } from "../next_turn.ts";
+import { waitAnyReadable } from "../wait.ts";
 import type { MemoryRegion } from "../rdma/verbs.ts";
 import { IO, type KeyedSgl, rwSqe } from "./capsule.ts";
 import { NvmeQueue } from "./queue.ts";

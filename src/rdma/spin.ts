@@ -7,7 +7,8 @@ import { IBV_WC_OPCODE } from "../../ffi/enums.ts";
 import { FailureError } from "../errors.ts";
 import { checkCompletion } from "./completion.ts";
 import type { Connection } from "./connection.ts";
-import { type Canceller, nextTurn } from "../wait.ts";
+import { nextTurn } from "../next_turn.ts";
+import type { Canceller } from "../wait.ts";
 
 /** How often a spinning loop reaps the CQ and checks on the peer (masks of the spin count). */
 export interface Pace {

@@ -213,6 +213,33 @@ Deno.test("flags in the common forms are read without node's parseArgs; other fo
   }
 });
 
+Deno.test("node:timers is loaded by the commands whose loops spin, and no other", async () => {
+  // 80 ms of start-up in the lab guest (docs/benchmarks.md, "node:util at start-up").
+  const { byName } = await moduleGraph();
+  const reaches = (root: string, target: string): boolean => {
+    const seen = new Set<string>();
+    const todo = [root];
+    while (todo.length) {
+      const s = todo.pop()!;
+      if (s === target) return true;
+      if (seen.has(s)) continue;
+      seen.add(s);
+      for (const d of byName.get(s)?.dependencies ?? []) if (d.code) todo.push(d.code.specifier);
+    }
+    return false;
+  };
+  const commands = [...byName.keys()].filter((s) =>
+    short(s).startsWith("src/commands/") && short(s) !== "src/commands/mod.ts"
+  );
+  assert.ok(commands.length >= 25, `${commands.length} command modules`);
+  const timers = commands.filter((c) => reaches(c, "node:timers")).map(short).sort();
+  assert.deepEqual(timers, [
+    "src/commands/bench.ts",
+    "src/commands/rdma_bw.ts",
+    "src/commands/rdma_ping.ts",
+  ]);
+});
+
 Deno.test("the target's domain code loads no Node module or npm package before it needs one", async () => {
   // In the lab guest, the first Node module costs 0.3 s of start-up and node:crypto 0.4 s more
   // (docs/benchmarks.md, "Start-up of the target commands"); the YAML library is loaded only for

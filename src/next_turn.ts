@@ -1,7 +1,7 @@
 /**
- * Yielding to the event loop from a busy-polling loop. Apart from the fd waits (wait.ts) because
- * node:timers brings up Deno's Node.js layer, 80 ms of start-up in the lab guest: only the loops
- * that spin (rdma/spin.ts, nvme/bench.ts) load it.
+ * Yielding to the event loop from a busy-polling loop, kept apart from the fd waits (wait.ts):
+ * node:timers brings up Deno's Node.js layer, 80 ms of start-up in the lab guest, so only the
+ * loops that spin (rdma/spin.ts, nvme/bench.ts) load it.
  */
 import { setImmediate } from "node:timers";
 

@@ -21,7 +21,7 @@ import {
 } from "../../src/cli/parse.ts";
 import { COMMANDS } from "../../src/commands/mod.ts";
 import { UsageError } from "../../src/errors.ts";
-import { rng } from "../helpers.ts";
+import { type Rng, rng } from "../helpers.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? 20261207);
 const ROUNDS = Number(Deno.env.get("FUZZ_ROUNDS") ?? 4000);
@@ -94,7 +94,7 @@ function flagTables(commands: Command[]): Record<string, OptionSpec>[] {
 }
 
 /** A word of argv for OPTIONS: a flag in one of its forms, a value, or something else. */
-function word(r: ReturnType<typeof rng>, options: Record<string, OptionSpec>): string {
+function word(r: Rng, options: Record<string, OptionSpec>): string {
   const names = Object.keys(options);
   const shorts = names.flatMap((n) => options[n].short ?? []);
   const values = ["nqn.2014-08.org.nvmexpress:x", "10.0.0.1", "4420", "-", "", "-1", "-x", "x=y"];
@@ -142,6 +142,7 @@ Deno.test(`argv in the common forms parses as node's parseArgs parses it, on eve
     );
     assert.equal(JSON.stringify(own), JSON.stringify(node), JSON.stringify(args));
   }
+  console.log(`commonFlags read ${taken} of ${ROUNDS} argv; parseArgs refused ${refused}`);
   assert.ok(taken > ROUNDS / 4, `commonFlags read ${taken} of ${ROUNDS} argv`);
   assert.ok(refused > ROUNDS / 4, `parseArgs refused ${refused} of ${ROUNDS} argv`);
 });
@@ -182,7 +183,8 @@ Deno.test("a command line as the docs write it is read without parseArgs", () =>
     },
     positionals: ["x", "-v"],
   });
-  // Left to parseArgs: attached and grouped short flags, a dash-led value, an unknown flag.
+  // Left to parseArgs: attached and grouped short flags, a dash-led value, an unknown flag, a value
+  // given to a switch, a missing value.
   for (const bad of [["-tRDMA"], ["-vh"], ["-t", "-x"], ["--nope"], ["--dry-run=1"], ["-t"]]) {
     assert.equal(commonFlags(bad, options), undefined, bad.join(" "));
   }

@@ -136,19 +136,25 @@ export async function parseInvocation(
   return { command, path, values, positionals: parsed.positionals, global, help, version };
 }
 
-/** Parses flags with node's `parseArgs`, strictly, positionals allowed. */
+/** Parses flags: the common forms here (commonFlags), anything else with node's `parseArgs`. */
 async function parseFlags(
   args: string[],
   options: Record<string, OptionSpec>,
 ): Promise<{ values: OptionValues; positionals: string[] }> {
   const joined = negativeValuesJoined(args, options);
-  const common = commonFlags(joined, options);
-  if (common) return common;
+  return commonFlags(joined, options) ?? await flagsByNode(joined, options);
+}
+
+/** ARGS (after negativeValuesJoined) read by node's `parseArgs`, strictly, positionals allowed. */
+export async function flagsByNode(
+  args: string[],
+  options: Record<string, OptionSpec>,
+): Promise<{ values: OptionValues; positionals: string[] }> {
   // Loaded here, not at start-up: node:util brings up Deno's Node.js layer, which costs about as
   // much as starting Deno itself (docs/benchmarks.md, "node:util at start-up").
   const { parseArgs } = await import("node:util");
   const { values, positionals } = parseArgs({
-    args: joined,
+    args,
     options: Object.fromEntries(
       Object.entries(options).map(([name, o]) => [name, {
         type: o.type,
@@ -160,6 +166,11 @@ async function parseFlags(
     allowPositionals: true,
   });
   return { values: values as OptionValues, positionals };
+}
+
+/** The name of the flag whose short form is LETTER (`o` → `output`), or undefined. */
+function longName(options: Record<string, OptionSpec>, letter: string): string | undefined {
+  return Object.keys(options).find((n) => options[n].short === letter);
 }
 
 /**
@@ -178,17 +189,16 @@ export function negativeValuesJoined(
     if (a === "--") return out.concat(args.slice(i));
     // `-l=-1`: a short flag with its value after '=' (what `--ctrl-loss-tmo=-1` says).
     const eq = /^-([A-Za-z])=(.*)$/s.exec(a);
-    const short = eq &&
-      Object.keys(options).find((n) => options[n].short === eq[1] && options[n].type === "string");
-    if (eq && short) {
+    const short = eq ? longName(options, eq[1]) : undefined;
+    if (eq && short !== undefined && options[short].type === "string") {
       out.push(`--${short}=${eq[2]}`);
       continue;
     }
     const name = a.startsWith("--")
       ? a.slice(2)
-      : Object.keys(options).find((n) =>
-        options[n].short !== undefined && a === `-${options[n].short}`
-      );
+      : a.length === 2 && a[0] === "-"
+      ? longName(options, a[1])
+      : undefined;
     const next = args[i + 1];
     if (
       name !== undefined && Object.hasOwn(options, name) && options[name].type === "string" &&
@@ -232,7 +242,7 @@ export function commonFlags(
       name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
       if (eq >= 0) value = arg.slice(eq + 1);
     } else if (arg.length === 2) {
-      name = Object.keys(options).find((n) => options[n].short === arg[1]);
+      name = longName(options, arg[1]);
     }
     if (name === undefined || !Object.hasOwn(options, name)) return undefined;
     const o = options[name];

@@ -31,10 +31,14 @@ async function moduleGraph(): Promise<{ roots: string[]; byName: Map<string, Inf
 const rootUrl = new URL(`file://${ROOT}/`).href;
 const short = (s: string) => s.startsWith(rootUrl) ? s.slice(rootUrl.length) : s;
 
-/** What loading ROOTS loads before anything runs, and the dynamic imports among those. */
+/**
+ * What loading ROOTS loads before anything runs, and the dynamic imports among those; with
+ * FOLLOW_DYNAMIC, also what those imports load when they run (everything ROOTS can ever load).
+ */
 function staticClosure(
   byName: Map<string, InfoModule>,
   roots: string[],
+  followDynamic = false,
 ): { modules: string[]; dynamic: Array<[string, string]> } {
   const seen = new Set<string>();
   const dynamic: Array<[string, string]> = [];
@@ -46,7 +50,7 @@ function staticClosure(
     for (const d of byName.get(s)?.dependencies ?? []) {
       // Type-only imports have no `code`: they are erased.
       if (d.code && d.isDynamic) dynamic.push([short(s), short(d.code.specifier)]);
-      else if (d.code) todo.push(d.code.specifier);
+      if (d.code && (followDynamic || !d.isDynamic)) todo.push(d.code.specifier);
     }
   }
   return { modules: [...seen].map(short).sort(), dynamic };
@@ -216,18 +220,8 @@ Deno.test("flags in the common forms are read without node's parseArgs; other fo
 Deno.test("node:timers is loaded by the commands whose loops spin, and no other", async () => {
   // 80 ms of start-up in the lab guest (docs/benchmarks.md, "node:util at start-up").
   const { byName } = await moduleGraph();
-  const reaches = (root: string, target: string): boolean => {
-    const seen = new Set<string>();
-    const todo = [root];
-    while (todo.length) {
-      const s = todo.pop()!;
-      if (s === target) return true;
-      if (seen.has(s)) continue;
-      seen.add(s);
-      for (const d of byName.get(s)?.dependencies ?? []) if (d.code) todo.push(d.code.specifier);
-    }
-    return false;
-  };
+  const reaches = (root: string, target: string) =>
+    staticClosure(byName, [root], true).modules.includes(target);
   const commands = [...byName.keys()].filter((s) =>
     short(s).startsWith("src/commands/") && short(s) !== "src/commands/mod.ts"
   );

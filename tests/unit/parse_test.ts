@@ -4,7 +4,6 @@
  * to parseArgs.
  */
 import assert from "node:assert/strict";
-import { parseArgs } from "node:util";
 import {
   type Command,
   type CommandEntry,
@@ -14,6 +13,7 @@ import {
 import { GLOBAL_OPTIONS } from "../../src/cli/global.ts";
 import {
   commonFlags,
+  flagsByNode,
   negativeValuesJoined,
   parseInvocation,
   requiredStringFlag,
@@ -38,25 +38,9 @@ const TABLE: CommandEntry[] = [{
   load: () => Promise.resolve({ options: OPTIONS, run: () => Promise.resolve({ data: null }) }),
 }];
 
-/** What node's parseArgs makes of ARGS against OPTIONS (the parser's own call). */
-function nodeParse(args: string[], options: Record<string, OptionSpec>) {
-  return parseArgs({
-    args,
-    options: Object.fromEntries(
-      Object.entries(options).map(([name, o]) => [name, {
-        type: o.type,
-        ...(o.short ? { short: o.short } : {}),
-        multiple: o.multiple === true,
-      }]),
-    ),
-    strict: true,
-    allowPositionals: true,
-  });
-}
-
 /** What node's parseArgs makes of the flags after the command name. */
-function byNode(args: string[]): Record<string, unknown> {
-  return { ...nodeParse(args, { ...GLOBAL_OPTIONS, ...OPTIONS }).values };
+async function byNode(args: string[]): Promise<Record<string, unknown>> {
+  return { ...(await flagsByNode(args, { ...GLOBAL_OPTIONS, ...OPTIONS })).values };
 }
 
 Deno.test("switches alone parse as node's parseArgs parses them", async () => {
@@ -75,7 +59,7 @@ Deno.test("switches alone parse as node's parseArgs parses them", async () => {
   ];
   for (const args of cases) {
     const inv = await parseInvocation(["cmd", ...args], TABLE);
-    const node = byNode(args);
+    const node = await byNode(args);
     const { help, verbose, ...own } = node;
     assert.equal(inv.help, help === true, args.join(" "));
     assert.equal(inv.global.verbose, verbose === true, args.join(" "));
@@ -128,7 +112,7 @@ Deno.test(`argv in the common forms parses as node's parseArgs parses it, on eve
     const own = commonFlags(joined, options);
     let node: { values: unknown; positionals: string[] } | Error;
     try {
-      const parsed = nodeParse(joined, options);
+      const parsed = await flagsByNode(joined, options);
       node = { values: { ...parsed.values }, positionals: parsed.positionals };
     } catch (err) {
       node = err as Error;

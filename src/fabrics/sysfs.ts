@@ -2,7 +2,7 @@
  * Readers for the NVMe host's sysfs (drivers/nvme/host/core.c and, from 6.8, sysfs.c): controllers in /sys/class/nvme, subsystems in
  * /sys/class/nvme-subsystem, and the namespaces' block devices. The root is a parameter.
  */
-import { listDir, readText } from "../host/kfs.ts";
+import { listDir, readAttributeIf } from "../host/kfs.ts";
 import type { FabricsPaths } from "./initiator_paths.ts";
 import type { NeighbourView } from "../net/neighbour.ts";
 
@@ -105,10 +105,14 @@ export function parseAddress(text: string): ControllerAddress {
   return out;
 }
 
-/** Reads one attribute, trimmed; undefined when absent or unreadable. */
+/**
+ * Reads one attribute, trimmed; undefined when absent or unreadable. One read of a page
+ * (readAttributeIf): a compute node's list or metrics reads thousands of them, and an absent one
+ * costs no error.
+ */
 export function readAttr(dir: string, name: string): Promise<string | undefined> {
   try {
-    return Promise.resolve(readText(`${dir}/${name}`).trim());
+    return Promise.resolve(readAttributeIf(`${dir}/${name}`)?.trim());
   } catch {
     return Promise.resolve(undefined);
   }
@@ -156,16 +160,24 @@ export function controllerDir(paths: FabricsPaths, name: string): string {
   return `${paths.sysfs}/class/nvme/${name}`;
 }
 
-/** The namespaces under a controller (its path devices `nvmeKcNnM` or plain `nvmeKnM`). */
+/**
+ * The namespaces under a controller (its path devices `nvmeKcNnM` or plain `nvmeKnM`). HEADS, the
+ * subsystem's heads already read (by block name), give a path device its head's nsid, size and
+ * block size: the kernel shows the head's there (nsid_show reads the head; a path's capacity and
+ * block size are set with its head's), so a compute node with hundreds of paths reads them once
+ * per namespace, not once per path, as libnvme does.
+ */
 export async function controllerNamespaces(
   paths: FabricsPaths,
   name: string,
+  heads?: ReadonlyMap<string, NamespaceInfo>,
 ): Promise<NamespaceInfo[]> {
   const dir = controllerDir(paths, name);
   const out: NamespaceInfo[] = [];
   for (const entry of await names(dir, NAMESPACE_DIR)) {
     const blockName = entry.replace(/c\d+n/, "n");
-    const ns = await namespaceInfo(paths, `${dir}/${entry}`, blockName);
+    const head = heads?.get(blockName);
+    const ns = head ? { ...head } : await namespaceInfo(paths, `${dir}/${entry}`, blockName);
     if (PATH_DEVICE.test(entry)) {
       ns.path = entry;
       const ana = await readAttr(`${dir}/${entry}`, "ana_state");
@@ -201,10 +213,14 @@ async function namespaceInfo(
   };
 }
 
-/** Reads one controller; undefined when it does not exist (or vanished meanwhile). */
+/**
+ * Reads one controller; undefined when it does not exist (or vanished meanwhile). HEADS: its
+ * subsystem's heads, already read (controllerNamespaces).
+ */
 export async function readController(
   paths: FabricsPaths,
   name: string,
+  heads?: ReadonlyMap<string, NamespaceInfo>,
 ): Promise<ControllerInfo | undefined> {
   const dir = controllerDir(paths, name);
   const transport = await readAttr(dir, "transport");
@@ -229,7 +245,7 @@ export async function readController(
     state: await readAttr(dir, "state") ?? "unknown",
     ...(cntrltype !== undefined ? { cntrltype } : {}),
     ...ident,
-    namespaces: await controllerNamespaces(paths, name),
+    namespaces: await controllerNamespaces(paths, name, heads),
   };
 }
 
@@ -258,14 +274,17 @@ export async function listSubsystems(paths: FabricsPaths): Promise<SubsystemInfo
   const out: SubsystemInfo[] = [];
   for (const name of await names(root, /^nvme-subsys\d+$/)) {
     const dir = `${root}/${name}`;
+    const headInfo = new Map<string, NamespaceInfo>();
+    for (const ns of await names(dir, HEAD_DEVICE)) {
+      headInfo.set(ns, await namespaceInfo(paths, `${dir}/${ns}`, ns));
+    }
     const controllers: ControllerInfo[] = [];
     for (const c of await names(dir, CONTROLLER)) {
-      const info = await readController(paths, c);
+      const info = await readController(paths, c, headInfo);
       if (info) controllers.push(info);
     }
     const heads: HeadInfo[] = [];
-    for (const ns of await names(dir, HEAD_DEVICE)) {
-      const head = await namespaceInfo(paths, `${dir}/${ns}`, ns);
+    for (const [ns, head] of headInfo) {
       heads.push({ ...head, paths: await headPaths(paths, ns, controllers) });
     }
     const multipath = heads.length > 0;

@@ -5,7 +5,7 @@
  * time_in_queue; then discards and flushes on newer kernels. A sector is 512 bytes whatever the
  * device's block size.
  */
-import { readText } from "./kfs.ts";
+import { readAttributeIf } from "./kfs.ts";
 
 /** The unit of the sector counts in `stat`. */
 export const STAT_SECTOR_BYTES = 512;
@@ -45,7 +45,8 @@ export function parseBlockStat(text: string): BlockStat | undefined {
 /** The statistics of block device `dev` below the sysfs root; undefined when it has none. */
 export function readBlockStat(sysfs: string, dev: string): BlockStat | undefined {
   try {
-    return parseBlockStat(readText(`${sysfs}/class/block/${dev}/stat`));
+    const text = readAttributeIf(`${sysfs}/class/block/${dev}/stat`);
+    return text === undefined ? undefined : parseBlockStat(text);
   } catch {
     return undefined;
   }

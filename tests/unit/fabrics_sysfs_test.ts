@@ -87,6 +87,36 @@ Deno.test("subsystems list their controllers and shared namespace heads", async 
   assert.deepEqual(s.namespaces.map((n) => [n.name, n.size]), [["nvme1n1", 67108864]]);
 });
 
+Deno.test("a subsystem's path devices take nsid, size and block size from their head, read once", async () => {
+  await using dir = await tempDir();
+  await fakeSysfs(dir.path);
+  const head = `${dir.path}/sys/class/nvme-subsystem/nvme-subsys1/nvme1n1`;
+  await Deno.mkdir(`${head}/queue`);
+  await Deno.writeTextFile(`${head}/queue/logical_block_size`, "4096\n");
+  // The path's own attributes say otherwise: listSubsystems must not read them.
+  const path = `${dir.path}/sys/class/nvme/nvme1/nvme1c1n1`;
+  await Deno.writeTextFile(`${path}/nsid`, "7\n");
+  await Deno.writeTextFile(`${path}/size`, "8\n");
+  await Deno.writeTextFile(`${path}/ana_state`, "optimized\n");
+  const [s] = await listSubsystems(paths(dir.path));
+  assert.deepEqual(s.controllers[0].namespaces, [{
+    name: "nvme1n1",
+    device: `${dir.path}/dev/nvme1n1`,
+    nsid: 1,
+    size: 64 * 1024 * 1024,
+    sector_size: 4096,
+    path: "nvme1c1n1",
+    ana_state: "optimized",
+  }]);
+  assert.deepEqual(s.namespaces[0].paths.map((p) => [p.name, p.ana_state]), [
+    ["nvme1c1n1", "optimized"],
+  ]);
+  assert.equal(s.namespaces[0].sector_size, 4096);
+  // A controller read alone has no head at hand: its path device's own attributes.
+  const [alone] = await listControllers(paths(dir.path));
+  assert.deepEqual([alone.namespaces[0].nsid, alone.namespaces[0].size], [7, 8 * 512]);
+});
+
 Deno.test("a controller being deleted does not count as an existing connection", async () => {
   await using dir = await tempDir();
   await fakeSysfs(dir.path);

@@ -5,6 +5,7 @@
 import { listDir, readAttributeIf } from "../host/kfs.ts";
 import type { FabricsPaths } from "./initiator_paths.ts";
 import type { NeighbourView } from "../net/neighbour.ts";
+import { byNumbers } from "../order.ts";
 
 /** The parsed `address` attribute (`traddr=…,trsvcid=…[,host_traddr=…][,host_iface=…]`). */
 export type ControllerAddress = Record<string, string>;
@@ -143,11 +144,6 @@ function names(dir: string, pattern: RegExp): Promise<string[]> {
   } catch {
     return Promise.resolve([]);
   }
-}
-
-/** Sorts nvme2 before nvme10. */
-function byNumbers(a: string, b: string): number {
-  return a.localeCompare(b, "en", { numeric: true });
 }
 
 const CONTROLLER = /^nvme\d+$/;

@@ -32,16 +32,25 @@ class Sampler {
     this.#source = source;
   }
 
+  /** A collection kept for the next view's rates, without a view of its own (none is shown). */
+  async prime(): Promise<void> {
+    await this.#collect();
+  }
+
   async next(): Promise<TopView> {
-    const families = await this.#source.collect();
-    const at = (this.#source.now ?? (() => performance.now()))();
     const prev = this.#previous;
-    this.#previous = { families, at };
+    const { families, at } = await this.#collect();
     return topView(prev?.families, families, {
       seconds: prev ? (at - prev.at) / MS_PER_SECOND : 0,
       host: this.#source.host,
       time: new Date(),
     });
+  }
+
+  async #collect(): Promise<{ families: MetricFamily[]; at: number }> {
+    const families = await this.#source.collect();
+    const at = (this.#source.now ?? (() => performance.now()))();
+    return this.#previous = { families, at };
   }
 }
 
@@ -62,7 +71,7 @@ function sleep(ms: number, signal?: { onWake(cb: () => void): void }): Promise<v
  */
 export async function* topViews(source: TopSource, count: number): AsyncGenerator<TopView> {
   const sampler = new Sampler(source);
-  await sampler.next();
+  await sampler.prime();
   for (let i = 0; i < count; i++) {
     await sleep(source.intervalMs);
     yield await sampler.next();

@@ -8,6 +8,7 @@
  * never negative. A sample with no previous value has no rate yet (null).
  */
 import { hostPort } from "../net/address.ts";
+import { byNumbers } from "../order.ts";
 import type { MetricFamily, Sample } from "./family.ts";
 
 /** I/O of one block device over the interval (from the nvmeof_block_* families). */
@@ -181,9 +182,17 @@ class Families {
   }
 }
 
+/** Each label set's key, made once: a collector passes one set to all of a device's families. */
+const labelKeys = new WeakMap<Readonly<Record<string, string>>, string>();
+
 /** A key equal for two label sets exactly when they have the same names and values. */
 function labelKey(labels: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+  let key = labelKeys.get(labels);
+  if (key === undefined) {
+    key = JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+    labelKeys.set(labels, key);
+  }
+  return key;
 }
 
 /** Whether every label of WANT is on S with the same value. */
@@ -195,11 +204,6 @@ function has(s: Sample, want: Readonly<Record<string, string>>): boolean {
 function counterIncrease(previous: number | undefined, current: number): number | null {
   if (previous === undefined) return null;
   return current < previous ? current : current - previous;
-}
-
-/** Names compared as people count: nvme2 before nvme10. */
-function natural(a: string, b: string): number {
-  return a.localeCompare(b, "en", { numeric: true });
 }
 
 /**
@@ -230,7 +234,7 @@ export function topView(
           nsid: r.nsid,
           device: r.device,
         })),
-      })).sort((a, b) => natural(a.subsystem_nqn, b.subsystem_nqn) || natural(a.nsid, b.nsid)),
+      })).sort((a, b) => byNumbers(a.subsystem_nqn, b.subsystem_nqn) || byNumbers(a.nsid, b.nsid)),
     },
     failed_collectors: cur.samples("nvmeof_scrape_collector_success")
       .filter((s) => s.value !== ON).map((s) => s.labels.collector ?? "").sort(),
@@ -277,7 +281,7 @@ function ioRows(prev: Families | undefined, cur: Families, seconds: number | nul
       in_flight: cur.value(BLOCK.inFlight, labels) ?? null,
     });
   }
-  return rows.sort((a, b) => natural(a.device, b.device));
+  return rows.sort((a, b) => byNumbers(a.device, b.device));
 }
 
 /** The one-hot STATE family's state per key label, e.g. controller → "live". */
@@ -311,9 +315,9 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
     host_traddr: l.host_traddr ?? "",
     state: states.get(l.controller) ??
       (ups.get(l.controller) === true ? "live" : ups.has(l.controller) ? "down" : "unknown"),
-    ana: (ana.get(l.controller) ?? []).sort((a, b) => natural(a.nsid, b.nsid)),
+    ana: (ana.get(l.controller) ?? []).sort((a, b) => byNumbers(a.nsid, b.nsid)),
     devices: devicesOf.get(l.controller) ?? [],
-  })).sort((a, b) => natural(a.controller, b.controller));
+  })).sort((a, b) => byNumbers(a.controller, b.controller));
   const nqnOf = new Map(
     cur.samples("nvmeof_path_info").map((s) => [s.labels.controller, s.labels.subsystem_nqn]),
   );
@@ -327,7 +331,7 @@ function subsystemRows(cur: Families, io: IoRow[]): SubsystemRow[] {
   const nqns = new Set([...info.keys(), ...nqnOf.values(), ...heads.map((r) => r.subsystem_nqn)]);
   const pathsOf = Map.groupBy(paths, (p) => nqnOf.get(p.controller));
   const headsOf = Map.groupBy(heads, (r) => r.subsystem_nqn);
-  return [...nqns].sort(natural).map((nqn) => {
+  return [...nqns].sort(byNumbers).map((nqn) => {
     const mine = pathsOf.get(nqn) ?? [];
     const count = (name: string, fallback: number) =>
       cur.value(name, { subsystem_nqn: nqn }) ?? fallback;
@@ -367,7 +371,7 @@ function rdmaErrorRows(
     });
   }
   return rows.sort((a, b) =>
-    natural(a.device, b.device) || natural(a.port, b.port) || natural(a.counter, b.counter)
+    byNumbers(a.device, b.device) || byNumbers(a.port, b.port) || byNumbers(a.counter, b.counter)
   );
 }
 
@@ -386,7 +390,7 @@ function targetPortRows(cur: Families): TargetPortRow[] {
       subsystems: cur.value("nvmeof_target_port_subsystems", port) ?? null,
       hosts: cur.samples("nvmeof_target_port_peer_connections").filter((s) => has(s, port))
         .map((s) => ({ remote_address: s.labels.remote_address, connections: s.value }))
-        .sort((a, b) => natural(a.remote_address, b.remote_address)),
+        .sort((a, b) => byNumbers(a.remote_address, b.remote_address)),
     };
-  }).sort((a, b) => natural(a.port, b.port));
+  }).sort((a, b) => byNumbers(a.port, b.port));
 }

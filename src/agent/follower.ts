@@ -32,6 +32,7 @@ import { addr, failureReason } from "../initiator/connect_report.ts";
 import { excludedBy, type Exclusion } from "../persist/exclusions_conf.ts";
 import { type AgentDecision, backoffMs, pathKey, rowDecisions, StateLog } from "./decisions.ts";
 import type { ScanReason } from "./scheduler.ts";
+import { sleep, type Timer, timer } from "../timer.ts";
 
 /** nvme-cli's keep-alive for a persistent discovery controller (`discover -p`), seconds. */
 export const DISCOVERY_KATO = 30;
@@ -138,7 +139,7 @@ export class Follower {
   #said = new StateLog();
   #controller: string | undefined;
   #failures = 0;
-  #retry: ReturnType<typeof setTimeout> | undefined;
+  #retry: Timer | undefined;
   #stopped = false;
   #exclusions: readonly Exclusion[];
   #onRemoval: RemovalPolicy;
@@ -204,7 +205,7 @@ export class Follower {
   /** Stops retrying (the agent is stopping); the controllers stay. */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#retry);
+    this.#retry?.cancel();
   }
 
   /**
@@ -216,7 +217,7 @@ export class Follower {
   async read(reason: ScanReason): Promise<void> {
     this.#pending = undefined;
     if (this.#stopped) return;
-    clearTimeout(this.#retry);
+    this.#retry?.cancel();
     this.#retry = undefined;
     try {
       const { ctrl, made } = await this.#discoveryController();
@@ -439,7 +440,8 @@ export class Follower {
     this.#failures++;
     const ms = backoffMs(this.#failures);
     if (!this.#stopped) {
-      this.#retry = setTimeout(() => this.#io.request(this.label, "retry"), ms);
+      this.#retry = timer(ms);
+      this.#retry.done.then(() => this.#io.request(this.label, "retry"));
     }
     return ms / 1000;
   }
@@ -484,7 +486,7 @@ export class Follower {
     for (let i = 0; i < 50; i++) {
       const c = await readController(paths, made.name);
       if (c && c.state === "live") return { ctrl: c, made: true };
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     const c = await readController(paths, made.name);
     if (!c) {

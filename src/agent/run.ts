@@ -13,6 +13,7 @@ import type { ControllerInfo } from "../fabrics/sysfs.ts";
 import { blockUsers } from "../host/block_users.ts";
 import type { Exclusion } from "../persist/exclusions_conf.ts";
 import { UeventSocket } from "../net/uevent_socket.ts";
+import { every } from "../timer.ts";
 import { CancelledError, type Canceller } from "../wait.ts";
 import { type AgentDecision, pathKey } from "./decisions.ts";
 import { scanOf } from "./events.ts";
@@ -177,7 +178,7 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
   };
   all("start");
   const rescanMs = req.rescanMs ?? DEFAULT_RESCAN_MS;
-  const backstop = rescanMs > 0 ? setInterval(() => all("periodic"), rescanMs) : undefined;
+  const backstop = rescanMs > 0 ? every(rescanMs, () => all("periodic")) : undefined;
   let stopped = "stopped";
   try {
     for (;;) {
@@ -193,7 +194,7 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     if (!(err instanceof CancelledError)) throw err;
     stopped = req.cancel.reason ?? "stopped";
   } finally {
-    clearInterval(backstop);
+    backstop?.cancel();
     for (const f of followers.values()) f.stop();
     await scheduler.idle();
     emit({ time: new Date().toISOString(), action: "stopped", error: stopped });

@@ -24,6 +24,7 @@ import {
 } from "../fabrics/tcp_pdu.ts";
 import { type Check, check } from "./check.ts";
 import { ipUp, type IpView } from "./ip_checks.ts";
+import { timer } from "../timer.ts";
 
 /** The smallest MAXH2CDATA a Linux host accepts (NVME_TCP_MIN_MAXH2CDATA); it must be a multiple of 4. */
 export const MIN_MAXH2CDATA = 4096;
@@ -84,13 +85,6 @@ export interface TcpProbeOutcome {
 function codeOf(err: unknown): string | undefined {
   const c = (err as { code?: unknown }).code;
   return typeof c === "string" ? c : undefined;
-}
-
-/** Resolves to `null` after ms, with a way to cancel the timer. */
-function timer(ms: number): { done: Promise<null>; cancel: () => void } {
-  let id: ReturnType<typeof setTimeout> | undefined;
-  const done = new Promise<null>((r) => id = setTimeout(() => r(null), ms));
-  return { done, cancel: () => clearTimeout(id) };
 }
 
 /** One read bounded by ms: the bytes read, "eof", "timeout", or the error's code. */
@@ -198,7 +192,8 @@ export async function probeNvmeTcp(
 ): Promise<TcpProbeOutcome> {
   const base = { traddr, trsvcid, timeoutMs: opts.timeoutMs };
   const abort = new AbortController();
-  const t = setTimeout(() => abort.abort(), opts.timeoutMs);
+  const t = timer(opts.timeoutMs);
+  t.done.then(() => abort.abort());
   const start = performance.now();
   let conn: Deno.TcpConn;
   try {
@@ -207,7 +202,7 @@ export async function probeNvmeTcp(
     if (abort.signal.aborted) return { ...base, result: "timeout" };
     return { ...base, ...connectFailure(err) };
   } finally {
-    clearTimeout(t);
+    t.cancel();
   }
   const connectMs = Math.round(performance.now() - start);
   try {

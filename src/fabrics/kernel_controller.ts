@@ -21,6 +21,7 @@ import { exists, KfsError, writeText } from "../host/kfs.ts";
 import { KmsgWatch } from "./kmsg.ts";
 import { buildOptionString } from "./option_string.ts";
 import type { ConnectOptions } from "./connect_options.ts";
+import { sleep } from "../timer.ts";
 import { DISCOVERY_NQN } from "./nqn.ts";
 import { type FabricsPaths, isRealHost } from "./initiator_paths.ts";
 import {
@@ -123,7 +124,7 @@ export async function createController(
     const n = Number(written);
     if (n < 0) {
       // The kernel logs its reason before failing the write; give the log a moment to settle.
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       throw connectError(e, attempt, kmsg.read());
     }
     if (n !== bytes.length) {
@@ -197,8 +198,6 @@ export async function existingControllers(
     })
   );
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Waits until the controller is live and the block device of every active namespace exists.

@@ -11,6 +11,7 @@ import type { SubsystemInfo } from "../fabrics/sysfs.ts";
 import { hostPaths } from "../host_paths.ts";
 import type { PeerSources } from "../target/connected.ts";
 import { kernelSources } from "../target/peers.ts";
+import { timer } from "../timer.ts";
 import { VERSION } from "../version.ts";
 import { collectAgent } from "./agent.ts";
 import { collectBlock } from "./block.ts";
@@ -86,8 +87,8 @@ async function runCollector(
   timeoutMs: number,
 ): Promise<Outcome> {
   const t0 = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((r) => timer = setTimeout(() => r(undefined), timeoutMs));
+  const limit = timer(timeoutMs);
+  const late = limit.done.then(() => undefined);
   let families: MetricFamily[] | undefined;
   let reason: string | undefined;
   try {
@@ -97,7 +98,7 @@ async function runCollector(
     families = undefined;
     reason = err instanceof Error ? err.message : String(err);
   } finally {
-    clearTimeout(timer);
+    limit.cancel();
   }
   const ms = performance.now() - t0;
   const ok = families !== undefined && ms <= timeoutMs;

@@ -9,6 +9,7 @@
  */
 import type { MetricFamily } from "./family.ts";
 import { type TopView, topView } from "./top_view.ts";
+import { timer } from "../timer.ts";
 
 /** Where the families come from and what the views say of the host. */
 export interface TopSource {
@@ -57,9 +58,10 @@ class Sampler {
 /** A wait of MS that ends early when `wake` is called. */
 function sleep(ms: number, signal?: { onWake(cb: () => void): void }): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
+    const t = timer(ms);
+    t.done.then(resolve);
     signal?.onWake(() => {
-      clearTimeout(timer);
+      t.cancel();
       resolve();
     });
   });

@@ -20,6 +20,7 @@ import {
 import { type RwMode, writes } from "./bench_options.ts";
 import { Controller, type ControllerOptions, type KeepAliveTimer } from "./controller.ts";
 import { type Capabilities, mdtsBytes } from "./identify.ts";
+import { timer } from "../timer.ts";
 
 /** What to run: the validated flags of `nvmeof bench`. */
 export interface BenchParams {
@@ -218,9 +219,8 @@ async function runPass(
   const t0 = performance.now();
   // The run's end comes by timer (the loop yields every few ms), not a clock read per I/O.
   let expired = false;
-  const endTimer = seconds === undefined
-    ? undefined
-    : setTimeout(() => expired = true, seconds * 1000);
+  const endTimer = seconds === undefined ? undefined : timer(seconds * 1000);
+  endTimer?.done.then(() => expired = true);
   const next = () => {
     if (ios !== undefined && issued >= ios) return -1;
     if (expired) return -1;
@@ -238,7 +238,7 @@ async function runPass(
     workers.forEach((w, i) => w.start(pass, next, perQueue[i], stop));
     await drive(workers, plan.drive);
   } finally {
-    clearTimeout(endTimer);
+    endTimer?.cancel();
     for (const w of workers) w.finish();
   }
   const took = (performance.now() - t0) / 1000;

@@ -45,6 +45,7 @@ import {
 } from "./identify.ts";
 import { NvmeQueue } from "./queue.ts";
 import { NvmeStatusError } from "../fabrics/nvme_status.ts";
+import { sleep, type Timer, timer } from "../timer.ts";
 
 /** The admin queue's depth, as a Linux host opens it (NVME_AQ_DEPTH). */
 export const ADMIN_DEPTH = 32;
@@ -68,7 +69,7 @@ export interface ControllerOptions {
 export class KeepAliveTimer {
   /** The first Keep Alive that failed (its error). */
   failure: unknown;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: Timer | undefined;
   #stopped = false;
   readonly #send: () => Promise<void>;
 
@@ -79,20 +80,21 @@ export class KeepAliveTimer {
 
   #arm(): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(async () => {
+    this.#timer = timer(KATO_MS / 3);
+    this.#timer.done.then(async () => {
       try {
         await this.#send();
         this.#arm();
       } catch (err) {
         this.failure ??= err;
       }
-    }, KATO_MS / 3);
+    });
   }
 
   /** No more Keep Alive (one already sent is not waited for, and does not re-arm). */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
   }
 }
@@ -236,7 +238,7 @@ export class Controller implements Disposable {
         );
       }
       this.options.cancel?.check();
-      await new Promise((r) => setTimeout(r, 2));
+      await sleep(2);
     }
   }
 

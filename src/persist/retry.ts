@@ -4,6 +4,7 @@
  * again with exponential backoff until it succeeds or the bound runs out.
  */
 import { UsageError } from "../errors.ts";
+import { sleep } from "../timer.ts";
 
 /** First delay, growth factor and ceiling of the backoff, in milliseconds. */
 export const BACKOFF = { firstMs: 1000, factor: 2, maxMs: 15_000 } as const;
@@ -53,7 +54,7 @@ export async function retrySaved<E, R>(
   options: RetryOptions,
 ): Promise<RetryResult<R>> {
   const now = options.now ?? (() => performance.now());
-  const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const pause = options.sleep ?? sleep;
   const start = now();
   const deadline = start + options.retryForMs;
   const last = new Map<number, R[]>();
@@ -90,7 +91,7 @@ export async function retrySaved<E, R>(
       `${pending.length} connection(s) not up; retrying in ${(wait / 1000).toFixed(1)} s ` +
         `(giving up in ${(left / 1000).toFixed(0)} s)`,
     );
-    await sleep(wait);
+    await pause(wait);
   }
   return {
     rows: entries.flatMap((_, i) => last.get(i) ?? []),

@@ -63,6 +63,13 @@ function value(families: MetricFamily[], name: string, labels: Record<string, st
 
 Deno.test("metrics: the exposition escapes label values and HELP as the text format 0.0.4 reads them", () => {
   assert.equal(escapeLabelValue('a "b" c\\d\ne'), 'a \\"b\\" c\\\\d\\ne');
+  // Each character that needs it alone, and a value that needs nothing, unchanged.
+  assert.deepEqual(["a\\b", 'a"b', "a\nb", "nqn.2014-08.org:x"].map(escapeLabelValue), [
+    "a\\\\b",
+    'a\\"b',
+    "a\\nb",
+    "nqn.2014-08.org:x",
+  ]);
   assert.equal(escapeHelp('say "x"\\\n'), 'say "x"\\\\\\n');
   assert.deepEqual([NaN, Infinity, -Infinity, 0, 1.5, 1e21].map(formatValue), [
     "NaN",
@@ -87,6 +94,16 @@ Deno.test("metrics: the exposition escapes label values and HELP as the text for
       'y{a="1"} 2\ny NaN\n',
   );
   assert.equal(renderExposition([]), "");
+  // One label set shared by two families (as a device's counters are) is written in each.
+  const dev = { device: 'nvme1"n1' };
+  assert.equal(
+    renderExposition([
+      { name: "r", type: "counter", help: "h", samples: [{ labels: dev, value: 1 }] },
+      { name: "w", type: "counter", help: "h", samples: [{ labels: dev, value: 2 }] },
+    ]),
+    '# HELP r h\n# TYPE r counter\nr{device="nvme1\\"n1"} 1\n' +
+      '# HELP w h\n# TYPE w counter\nw{device="nvme1\\"n1"} 2\n',
+  );
 });
 
 Deno.test("metrics: a machine without fabrics, RDMA or nvmet yields only the meta families", async () => {

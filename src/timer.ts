@@ -1,11 +1,11 @@
 /**
  * Timers without Deno's Node.js layer. Deno 2.9's global `setTimeout` returns Node's `Timeout`
- * and brings that layer up at its first call: 14 ms natively, more than a tenth of a second in the
- * lab guest (docs/benchmarks.md, "Timers without the Node.js layer"), paid by every `connect`,
- * `metrics` and `top`. `AbortSignal.timeout` is the web platform's own timer: it keeps the process
- * alive while its signal has an abort listener, and no longer once the listener is removed, so a
- * cancelled timer never holds the process up. The loops that spin load the Node layer anyway
- * (next_turn.ts).
+ * and brings that layer up at its first call: 14 ms natively, 0.2–0.4 s in the lab guest
+ * (docs/benchmarks.md, "Timers without the Node.js layer"), which `metrics` and `top` paid for
+ * their collectors' time limit, and the agent for its rescans. `AbortSignal.timeout` is the web
+ * platform's own timer: it keeps the process alive while its signal has an abort listener, and no
+ * longer once the listener is removed, so a cancelled timer never holds the process up. The loops
+ * that spin load the Node layer anyway (next_turn.ts).
  */
 
 /** The longest wait a timer takes (setTimeout's bound); a longer one waits this long. */

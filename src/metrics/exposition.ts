@@ -32,16 +32,17 @@ export function formatValue(value: number): string {
   return String(value);
 }
 
-/** Each label set as the format writes it, made once: a collector passes one set to all of a device's families. */
+/**
+ * Each label set as the format writes it, made once: a collector passes one set to all of a
+ * device's families.
+ */
 const labelTexts = new WeakMap<Sample["labels"], string>();
 
 function sampleLine(name: string, s: Sample): string {
   let labels = labelTexts.get(s.labels);
   if (labels === undefined) {
-    const text = Object.entries(s.labels).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(
-      ",",
-    );
-    labels = text ? `{${text}}` : "";
+    const pairs = Object.entries(s.labels).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`);
+    labels = pairs.length ? `{${pairs.join(",")}}` : "";
     labelTexts.set(s.labels, labels);
   }
   return `${name}${labels} ${formatValue(s.value)}`;

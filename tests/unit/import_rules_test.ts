@@ -158,6 +158,16 @@ Deno.test("every import of src/, ffi/ and main.ts keeps the rooms' rules", async
   assert.deepEqual([...broken, ...gone], [], "fix the import, or adjust RULES or KNOWN");
 });
 
+Deno.test("src/ uses the web platform's timers (src/timer.ts), not the global setTimeout", async () => {
+  // The global setTimeout brings up Deno's Node.js layer at its first call (src/timer.ts).
+  const found: string[] = [];
+  for (const file of await sourceFiles()) {
+    const code = withoutComments(await Deno.readTextFile(`${ROOT}/${file}`));
+    if (/\b(setTimeout|setInterval)\s*\(/.test(code)) found.push(file);
+  }
+  assert.deepEqual(found, []);
+});
+
 Deno.test("the rules name a room for every folder of src/, and only rooms", async () => {
   const missing: string[] = [];
   for await (const e of Deno.readDir(`${ROOT}/src`)) {

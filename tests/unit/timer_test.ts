@@ -65,22 +65,3 @@ Deno.test("every: calls again and again until cancelled", async () => {
   await sleep(30);
   assert.equal(n, at);
 });
-
-Deno.test("src/ uses the web platform's timers (src/timer.ts), not the global setTimeout", async () => {
-  // The global setTimeout brings up Deno's Node.js layer at its first call (src/timer.ts).
-  const found: string[] = [];
-  async function walk(dir: string): Promise<void> {
-    for await (const e of Deno.readDir(`${ROOT}/${dir}`)) {
-      const path = `${dir}/${e.name}`;
-      if (e.isDirectory) await walk(path);
-      else if (path.endsWith(".ts")) {
-        const code = (await Deno.readTextFile(`${ROOT}/${path}`))
-          .replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
-        if (/\b(setTimeout|setInterval)\s*\(/.test(code)) found.push(path);
-      }
-    }
-  }
-  await walk("src");
-  await walk("ffi");
-  assert.deepEqual(found, []);
-});

@@ -167,3 +167,18 @@ Deno.test("fabric: a blackhole a test left behind is found, named and put back b
   assert.deepEqual(await linkProblems("host1"), []);
   assert.equal(await restoreLinks("host1"), undefined);
 });
+
+Deno.test("fabric: a link the carrier cannot bring back is put back by a power cycle of the node", async () => {
+  // A NIC the guest took down stands in for one stuck below the guest: pulling the cable does not
+  // bring either back, a boot does.
+  const before = (await must("host2", "cat /proc/sys/kernel/random/boot_id")).trim();
+  await must("host2", "ip link set fab1 down");
+  const err = await restoreLinks("host2");
+  assert.ok(err, "restoreLinks saw nothing wrong");
+  assert.match(err.message, /^host2's links were not as a boot leaves them after the test: /);
+  assert.match(err.message, /no ping reply from 10\.78\.1\.1 on fab1/);
+  assert.match(err.message, /Put back \(qdiscs, neighbour caches, carrier, host2's power\)/);
+  assert.match(err.message, /--- cables \(Recv-Q Send-Q of each end's socket\)\n.*\/s\/h3/);
+  assert.notEqual((await must("host2", "cat /proc/sys/kernel/random/boot_id")).trim(), before);
+  assert.deepEqual(await linkProblems("host2"), []);
+});

@@ -439,7 +439,22 @@ Deno.test("prometheus on the fabric: node_exporter agrees, odd NQN, RoCE loss, p
             "the link 1 path live before the cut",
             90,
             async () => (await pathUp(ctrl)) === 1 ? true : undefined,
-          );
+          ).catch(async (e) => {
+            // Whether the kernel's path or the scrape of host1 (over link 0) is what did not come.
+            const kernel = await on("host1", `cat /sys/class/nvme/${ctrl}/state`);
+            const up = await query(`up{instance="${instance("host1")}"}`).then(
+              (r) => r.map((x) => x.value[1]).join(", ") || "no sample",
+              (q) => `the query failed: ${q}`,
+            );
+            const ping = await on("target", `ping -c 2 -W 2 ${addr("host1", SCRAPE_LINK)}`);
+            throw new Error(
+              `${e.message}; the kernel's state of ${ctrl}: ${
+                kernel.stdout.trim() || kernel.stderr.trim()
+              }; Prometheus' up for host1: ${up}; ping from the target to ${
+                addr("host1", SCRAPE_LINK)
+              }: exit ${ping.code}`,
+            );
+          });
           console.log(`link 1 path live in Prometheus ${live.seconds.toFixed(1)} s into the step`);
           const calm = await waitFor("top showing both paths with I/O", 30, async () => {
             const s = await topScreen();

@@ -249,7 +249,7 @@ export async function restoreLinks(node: Node): Promise<Error | undefined> {
     await new Promise((r) => setTimeout(r, 10_000));
     left = await linkProblems(node);
   }
-  // Still dead after the carrier: a virtual NIC stuck below the guest (seen twice: the storage
+  // Still dead after the carrier: a virtual NIC stuck below the guest (in two CI runs the storage
   // server's log said "NETDEV WATCHDOG ... transmit queue 0 timed out" for its NIC towards NODE).
   // A power cycle gives a node new NICs and its ends of the cables new sockets: NODE first, then
   // the storage server. A node boots as the tests expect to find it.

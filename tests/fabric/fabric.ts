@@ -264,9 +264,7 @@ export async function restoreLinks(node: Node): Promise<Error | undefined> {
   const how = ["qdiscs, neighbour caches, carrier", ...cycled.map((n) => `${n}'s power`)];
   const outcome = left.length === 0
     ? `Put back (${how.join(", ")}); the tests after this one run on a sound fabric.`
-    : `Still wrong after clearing the qdiscs and neighbour caches, pulling the cables and cycling the power of ${
-      cycled.join(" and ")
-    }: ${left.join("; ")}.`;
+    : `Still wrong after every repair (${how.join(", ")}): ${left.join("; ")}.`;
   return new Error(
     `${node}'s links were not as a boot leaves them after the test: ${
       found.join("; ")

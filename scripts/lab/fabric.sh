@@ -364,7 +364,8 @@ fabric_exec() {
   printf '%s\n' "$PWD" >"$jobs/$id.cwd"
   : >"$jobs/$id.go"
   start=$SECONDS
-  while [ ! -f "$jobs/$id.rc" ]; do
+  # The node writes ID.rc in one write, last: the code is there once its line is whole.
+  while ! { [ -f "$jobs/$id.rc" ] && read -r rc <"$jobs/$id.rc"; }; do
     if ! node_alive "$node"; then
       printf 'lab: error: %s went down while running the command\n' "$node" >&2
       cat "$jobs/$id.out" 2>/dev/null
@@ -385,7 +386,6 @@ fabric_exec() {
     fi
     sleep 0.05
   done
-  read -r rc <"$jobs/$id.rc"
   cat "$jobs/$id.out"
   cat "$jobs/$id.err" >&2
   rm -f "$jobs/$id".*

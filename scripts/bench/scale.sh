@@ -28,7 +28,8 @@
 # start-up's median. Each of nvmetcli's runs likewise follows a run of nvmeof's command on the same
 # tree, and its ratio column is the median of those pairs' ratios (tmpeer); those runs of `show` and
 # `down` are then also their rows' figures.
-# The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it on):
+# The guest's address-space randomization is off while the bench runs (ASLR=keep leaves it as
+# the guest booted: off under TCG, where the lab boots guests with norandmaps):
 # the emulator translates a program's machine code anew wherever it is mapped, so with ASLR each
 # process pays for translating its runtime again, which hardware never does; that cost is 1.1-1.3 s
 # of nvmeof's 1.6-1.9 s start-up in the guest and at most 0.15 s of Python's import of nvmetcli

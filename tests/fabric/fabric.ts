@@ -173,9 +173,10 @@ export async function setMtu(node: Node, link: 0 | 1, mtu: number): Promise<Faul
 }
 
 /**
- * What is wrong with NODE's links, a line each; none when both are as a boot leaves them: no
- * qdisc a fault puts there (netem, ingress), each rxe port ACTIVE, and the target answering
- * pings on each link.
+ * What is wrong with NODE's links, a line each (link 0's first); none when both are as a boot
+ * leaves them: no qdisc a fault puts there (netem, ingress), each rxe port ACTIVE, and the target
+ * answering pings on each link. A test that makes faults runs it at its end (keepingLinks), so
+ * both links are checked at once, and the three pings go 0.2 s apart (one answered is enough).
  */
 export async function linkProblems(node: Node): Promise<string[]> {
   const checks = ([0, 1] as const).map((l) => {
@@ -184,10 +185,13 @@ export async function linkProblems(node: Node): Promise<string[]> {
       `q=$(tc qdisc show dev fab${l} | grep -E 'netem|ingress' | tr '\\n' ';')`,
       `[ -z "$q" ] || echo "fab${l} still has a fault's qdisc: $q"`,
       `rdma link show rxe${l}/1 | grep -q 'state ACTIVE' || echo "rxe${l}: $(rdma link show rxe${l}/1)"`,
-      `ping -c 3 -W 2 -I fab${l} ${t} >/dev/null 2>&1 || echo "no ping reply from ${t} on fab${l}"`,
+      `ping -c 3 -i 0.2 -W 2 -I fab${l} ${t} >/dev/null 2>&1 || echo "no ping reply from ${t} on fab${l}"`,
     ].join("; ");
   });
-  const r = await on(node, checks.join("; "), { timeout: 60 });
+  const script = `d=$(mktemp -d) && { ${
+    checks.map((c, l) => `( ${c} ) >$d/${l} & `).join("")
+  }wait; cat $d/0 $d/1; rm -rf $d; }`;
+  const r = await on(node, script, { timeout: 60 });
   if (r.code !== 0) return [`the link check on ${node} failed (exit ${r.code}): ${r.stderr}`];
   return r.stdout.split("\n").filter((s) => s !== "");
 }

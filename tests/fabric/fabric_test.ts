@@ -133,13 +133,16 @@ Deno.test("fabric: a blackhole keeps the carrier but drops every packet; a firew
   const fw = await dropIncoming("target", "udp", 4791);
   try {
     const server = on("target", `timeout 40 rping -s -a ${t} -p 7310 -C 1`, { timeout: 60 });
+    // Across the same link rping connects in 1-2 s (the test above); 10 s is ample.
     const r = await on(
       "host1",
-      `sleep 2; ping -c 1 -W 2 ${t} >/dev/null; echo ping=$?; timeout 20 rping -c -a ${t} -p 7310 -C 1; echo rping=$?`,
+      `sleep 2; ping -c 1 -W 2 ${t} >/dev/null; echo ping=$?; timeout 10 rping -c -a ${t} -p 7310 -C 1; echo rping=$?`,
       { timeout: 60 },
     );
     assert.match(r.stdout, /ping=0/, "IP still answers");
     assert.doesNotMatch(r.stdout, /rping=0/, "RDMA-CM got through a dropped UDP 4791");
+    // The server got no connection: stop it rather than wait out its 40 s.
+    await on("target", "pkill -x rping; true");
     await server;
   } finally {
     await fw.undo();

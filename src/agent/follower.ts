@@ -37,6 +37,22 @@ import { sleep, type Timer, timer } from "../timer.ts";
 /** nvme-cli's keep-alive for a persistent discovery controller (`discover -p`), seconds. */
 export const DISCOVERY_KATO = 30;
 
+/**
+ * The keep-alive and reconnect delay of a discovery controller the agent makes. With the HA
+ * profile (the default), the profile's: the controller notices a storage server's loss and return
+ * on the clock of the paths it serves, and the kernel's `rediscover` after its reconnect has the
+ * log read within seconds. With nvme-cli's 30 s and the kernel's 10 s reconnect delay, a storage
+ * server's boot reached the agent 50-65 s after its paths (docs/agent.md). Without the HA profile
+ * (--no-ha), nvme-cli's `discover -p`.
+ */
+export function discoveryTimeouts(
+  ha: boolean,
+): Pick<ConnectOptions, "keepAliveTmo" | "reconnectDelay"> {
+  if (!ha) return { keepAliveTmo: DISCOVERY_KATO };
+  const { keepAliveTmo, reconnectDelay } = haProfile();
+  return { keepAliveTmo, reconnectDelay };
+}
+
 /** What the agent does with a path it connected once the path leaves the log. */
 export type RemovalPolicy = "leave" | "disconnect-unused";
 
@@ -134,7 +150,7 @@ export class Follower {
   readonly devices: Set<string> = new Set();
   #paths: FabricsPaths;
   #base: ConnectOptions;
-  #kato: number;
+  #timeouts: Pick<ConnectOptions, "keepAliveTmo" | "reconnectDelay">;
   #io: FollowerIo;
   #said = new StateLog();
   #controller: string | undefined;
@@ -163,7 +179,6 @@ export class Follower {
     base: ConnectOptions,
     options: {
       io: FollowerIo;
-      kato?: number;
       referredBy?: string;
       exclusions?: readonly Exclusion[];
       onRemoval?: RemovalPolicy;
@@ -171,7 +186,8 @@ export class Follower {
       owned?: readonly OwnedPath[];
       /**
        * The HA profile (connect's, for several paths) for a subsystem with several paths, in
-       * what the endpoint's options leave unset (default true).
+       * what the endpoint's options leave unset, and its keep-alive and reconnect delay for the
+       * discovery controller made here (default true).
        */
       ha?: boolean;
       /**
@@ -184,7 +200,9 @@ export class Follower {
     this.referredBy = options.referredBy;
     this.#exclusions = options.exclusions ?? [];
     this.#onRemoval = options.onRemoval ?? "leave";
-    if (options.ha ?? true) this.#haBase = withHaProfile(base);
+    const ha = options.ha ?? true;
+    if (ha) this.#haBase = withHaProfile(base);
+    this.#timeouts = discoveryTimeouts(ha);
     this.#saved = options.saved ?? [];
     for (const p of options.owned ?? []) {
       this.#owned.set(p.device, p);
@@ -192,7 +210,6 @@ export class Follower {
     }
     this.#paths = paths;
     this.#base = base;
-    this.#kato = options.kato ?? DISCOVERY_KATO;
     this.#io = options.io;
     this.label = endpointLabel(base);
   }
@@ -478,7 +495,7 @@ export class Follower {
       ...(o.hostIface ? { hostIface: o.hostIface } : {}),
       ...(o.hostnqn ? { hostnqn: o.hostnqn } : {}),
       ...(o.hostid ? { hostid: o.hostid } : {}),
-      keepAliveTmo: this.#kato,
+      ...this.#timeouts,
     };
     const made = await createController(paths, dopts, { ...dopts, discovery: true });
     this.#controller = made.name;

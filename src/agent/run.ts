@@ -43,13 +43,14 @@ export interface AgentRequest {
   endpoints: ConnectOptions[];
   /** The backstop re-read interval, ms (0: none). */
   rescanMs?: number;
-  /** The persistent discovery controllers' keep-alive, seconds. */
-  kato?: number;
   /** What is never connected nor followed. */
   exclusions?: readonly Exclusion[];
   /** What becomes of a path the agent connected once it leaves the log (default leave). */
   onRemoval?: RemovalPolicy;
-  /** The HA profile for a subsystem with several paths (default true; false: --no-ha). */
+  /**
+   * The HA profile for a subsystem with several paths and for the discovery controllers made
+   * (default true; false: --no-ha).
+   */
   ha?: boolean;
   /** Saved connections (connections.yaml): their options for the paths they name. */
   saved?: readonly ConnectOptions[];
@@ -109,7 +110,6 @@ export async function runAgent(paths: FabricsPaths, req: AgentRequest): Promise<
     }));
     return new Follower(paths, o, {
       io,
-      kato: req.kato,
       referredBy,
       exclusions: req.exclusions,
       onRemoval: req.onRemoval,

@@ -133,17 +133,18 @@ export const agentCommand: CommandDetails = {
   description: `
 Follows discovery controllers and connects what they offer, as it appears: every line of
 /etc/nvme/discovery.conf (nvme-cli's file, as 'connect-all' reads it) and the endpoint given
-with -a. For each it holds one persistent discovery controller (keep-alive 30 s, as
-'nvme discover -p'; an existing one is used, never a second), reads the log page, and connects
-each NVM subsystem entry through connect-all's walk: controllers that exist already are
-recognised (transport, address, service id, subsystem NQN, host NQN, host address and
-interface), discovery entries are ignored. A referral the host can reach becomes an endpoint
-followed the same way. The tuning flags apply to the I/O controllers it makes. A subsystem the
-logs offer at several paths (every log of a scan is read before any connect) is connected with
-connect's HA profile for what the flags leave unset, as 'connect -a A -a B' does; --no-ha keeps
-the kernel's defaults. A path a saved connection names ('connect --persist', in
-/etc/nvmeof/connections.yaml) is connected with its saved options over all of these. A path
-already connected keeps its settings.
+with -a. For each it holds one persistent discovery controller (an existing one is used, never
+a second; one it makes has the HA profile's keep-alive and reconnect delay, 1 s each, so that a
+storage server's return is read within seconds; with --no-ha a keep-alive of 30 s, as
+'nvme discover -p'), reads the log page, and connects each NVM subsystem entry through
+connect-all's walk: controllers that exist already are recognised (transport, address, service
+id, subsystem NQN, host NQN, host address and interface), discovery entries are ignored. A
+referral the host can reach becomes an endpoint followed the same way. The tuning flags apply
+to the I/O controllers it makes. A subsystem the logs offer at several paths (every log of a
+scan is read before any connect) is connected with connect's HA profile for what the flags
+leave unset, as 'connect -a A -a B' does; --no-ha keeps the kernel's defaults. A path a saved
+connection names ('connect --persist', in /etc/nvmeof/connections.yaml) is connected with its
+saved options over all of these. A path already connected keeps its settings.
 
 It reads the kernel's uevents itself (no udevd): a Discovery Log Change event on a followed
 discovery controller (NVME_AEN=0x70f002) reads that log again; its reconnection
@@ -181,7 +182,8 @@ and did is kept in /run/nvmeof/agent.json: 'nvmeof agent status' shows it.
     },
     "no-ha": {
       type: "boolean",
-      description: "The kernel's timeouts even for a subsystem with several paths",
+      description:
+        "The kernel's timeouts for every path; discovery controllers as 'nvme discover -p'",
     },
     "rescan-interval": {
       type: "string",

@@ -169,11 +169,17 @@ Deno.test("agent connects a subsystem linked to the port while it runs, from the
     const following = lines(agent.stdout).find((l) => l.action === "following");
     assert.ok(following?.made, "the agent made its persistent discovery controller");
     const dc = following!.discovery_controller!;
-    const kato = await sh(`cat /sys/class/nvme/${dc}/kato; cat /sys/class/nvme/${dc}/cntrltype`);
-    console.log(
-      `agent: discovery controller ${dc}: kato, cntrltype = ${kato.stdout.split("\n").join(" ")}`,
+    const attrs = await sh(
+      `cd /sys/class/nvme/${dc} && cat kato reconnect_delay cntrltype`,
     );
-    assert.match(kato.stdout, /^30\n/, "keep-alive 30 s");
+    console.log(
+      `agent: discovery controller ${dc}: kato, reconnect_delay, cntrltype = ${
+        attrs.stdout.split("\n").join(" ")
+      }`,
+    );
+    // The HA profile's keep-alive and reconnect delay (1 s each), not nvme-cli's 30 s and the
+    // kernel's 10 s: a storage server's return is read on the clock of its paths.
+    assert.equal(attrs.stdout, "1\n1\ndiscovery\n", "keep-alive 1 s, reconnect delay 1 s");
 
     const t0 = performance.now();
     const wall0 = Date.now();
@@ -415,11 +421,18 @@ Deno.test("agent's policies: the exclusion list keeps a subsystem out; what leav
         });
 
     // The default policy: the excluded subsystem is never connected; one that leaves is left.
+    // With --no-ha, the discovery controller it makes is nvme-cli's `discover -p`'s.
     {
-      await using agent = spawnNvmeof(agentArgs(["--rescan-interval", "0"]), {
+      await using agent = spawnNvmeof(agentArgs(["--rescan-interval", "0", "--no-ha"]), {
         env: { NVMEOF_ETC_NVME: etc, NVMEOF_ETC: etc },
       });
       for (const q of [FIRST, SECOND, third, keep]) await wait(agent, "connected", q);
+      const following = lines(agent.stdout).find((l) => l.action === "following");
+      assert.ok(following?.made, agent.stdout);
+      const dc = await sh(
+        `cd /sys/class/nvme/${following!.discovery_controller} && cat kato reconnect_delay`,
+      );
+      assert.equal(dc.stdout, "30\n10\n", "--no-ha: keep-alive 30 s, the kernel's 10 s delay");
       // The saved connection's options for its path; the others keep the kernel's (5 s).
       const kato = await sh(
         [keep, FIRST].map((q) =>

@@ -9,8 +9,8 @@
  * both links' discovery ports from /etc/nvme/discovery.conf, the second not answering at start
  * (said once, retried); a port added there gives each host the second path (one block device);
  * the storage server's power cut and boot, its spec (applied by its unit at boot) adding a
- * subsystem meanwhile: both hosts end with every subsystem on both paths and one discovery
- * controller per link. Before that, host1's link 0 is blackholed for 20 s while it writes to the
+ * subsystem meanwhile: both hosts end with every subsystem on both paths within 60 s, and one
+ * discovery controller per link, with the HA profile's keep-alive and reconnect delay. Before that, host1's link 0 is blackholed for 20 s while it writes to the
  * first subsystem: the I/O completes over link 1, nothing is disconnected, and a subsystem added
  * once the link is back reaches both hosts on both links. host2's power cut and boot: its agent,
  * an enabled unit, connects it all again, every path with connect's HA profile (its start read
@@ -397,7 +397,10 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     await powerCut("target");
     await boot("target");
     t0 = performance.now();
-    const back = await Promise.all(HOSTS.map((n) => untilPaths(n, nqns, links, 180, t0)));
+    // The agent's discovery controllers have the HA profile's keep-alive and reconnect delay: they
+    // come back with the paths, and their `rediscover` has the log read then (with nvme-cli's
+    // 30 s keep-alive and the kernel's 10 s delay, 65-76 s after the boot in earlier runs).
+    const back = await Promise.all(HOSTS.map((n) => untilPaths(n, nqns, links, 60, t0)));
     console.log(
       `storage server booted -> every subsystem on both paths: host1 ${
         back[0].toFixed(1)
@@ -406,6 +409,11 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     for (const node of HOSTS) {
       const dcs = (await pathsOf(node)).filter((l) => !l.startsWith(BOOT_PREFIX));
       assert.equal(dcs.length, 2, `${node}: one discovery controller per link: ${dcs}`);
+      const timeouts = await must(
+        node,
+        `for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn)" = nqn.2014-08.org.nvmexpress.discovery ] && echo "$(cat $c/kato) $(cat $c/reconnect_delay)"; done; true`,
+      );
+      assert.equal(timeouts, "1 1\n1 1\n", `${node}: discovery controllers' kato, reconnect_delay`);
     }
 
     // host2 loses power and boots: its agent starts as a unit and connects everything again.

@@ -188,9 +188,10 @@ export async function linkProblems(node: Node): Promise<string[]> {
       `ping -c 3 -i 0.2 -W 2 -I fab${l} ${t} >/dev/null 2>&1 || echo "no ping reply from ${t} on fab${l}"`,
     ].join("; ");
   });
-  const script = `d=$(mktemp -d) && { ${
-    checks.map((c, l) => `( ${c} ) >$d/${l} & `).join("")
-  }wait; cat $d/0 $d/1; rm -rf $d; }`;
+  // Link 1's check runs beside link 0's, into a pipe read once link 0's has said its lines (in
+  // that order), with no mktemp, cat or rm started in the guest.
+  const script = `exec 3< <(${checks[1]}); ${checks[0]}; ` +
+    `while IFS= read -r l; do echo "$l"; done <&3`;
   const r = await on(node, script, { timeout: 60 });
   if (r.code !== 0) return [`the link check on ${node} failed (exit ${r.code}): ${r.stderr}`];
   return r.stdout.split("\n").filter((s) => s !== "");

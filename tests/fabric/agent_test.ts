@@ -10,9 +10,10 @@
  * (said once, retried); a port added there gives each host the second path (one block device);
  * the storage server's power cut and boot, its spec (applied by its unit at boot) adding a
  * subsystem meanwhile: both hosts end with every subsystem on both paths within 60 s, and one
- * discovery controller per link, with the HA profile's keep-alive and reconnect delay. Before that, host1's link 0 is blackholed for 20 s while it writes to the
- * first subsystem: the I/O completes over link 1, nothing is disconnected, and a subsystem added
- * once the link is back reaches both hosts on both links. host2's power cut and boot: its agent,
+ * discovery controller per link, with the HA profile's keep-alive and reconnect delay. Before
+ * that, host1's link 0 is blackholed for 20 s while it writes to the first subsystem: the I/O
+ * completes over link 1, nothing is disconnected, and a subsystem added once the link is back
+ * reaches both hosts on both links. host2's power cut and boot: its agent,
  * an enabled unit, connects it all again, every path with connect's HA profile (its start read
  * both logs before connecting). A third test makes host2 a second storage server that the first
  * refers to: host1's agent connects both servers' subsystems, and one added on the second server
@@ -399,7 +400,7 @@ Deno.test("agent follows a second port it could not reach at start, the storage 
     t0 = performance.now();
     // The agent's discovery controllers have the HA profile's keep-alive and reconnect delay: they
     // come back with the paths, and their `rediscover` has the log read then (with nvme-cli's
-    // 30 s keep-alive and the kernel's 10 s delay, 65-76 s after the boot in earlier runs).
+    // 30 s keep-alive and the kernel's 10 s delay, 65-80 s after the boot in earlier runs).
     const back = await Promise.all(HOSTS.map((n) => untilPaths(n, nqns, links, 60, t0)));
     console.log(
       `storage server booted -> every subsystem on both paths: host1 ${

@@ -84,10 +84,12 @@ Deno.test("fabric: carrier loss on host1's link 0 takes its rxe port down; back 
   } finally {
     await setLink("host1", 0, true);
   }
+  // Back: the port ACTIVE, and the target answering within 10 s (a ping a second until one is
+  // answered: the first can go while the address is resolved again, and once went unanswered).
   const up = await on(
     "host1",
     "for i in $(seq 1 50); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && break; sleep 0.1; done; " +
-      `cat /sys/class/infiniband/rxe0/ports/1/state; ping -c 1 -W 3 ${
+      `cat /sys/class/infiniband/rxe0/ports/1/state; ping -c 1 -w 10 ${
         addr("target", 0)
       } >/dev/null; echo ping=$?`,
   );
